@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net"
+	"time"
 )
 
 // Request is one decoded request frame: the parsed request header and the
@@ -19,11 +20,39 @@ type Request struct {
 	// Conn describes the connection the request arrived on.
 	Conn *ConnInfo
 
+	// respond is the whole of Respond for requests made by NewRequest.
 	respond func(Response)
+	// connection is the connection the request came from; nil for requests
+	// made by NewRequest.
+	connection *connection
+	// taggedFields selects response header v1 for the response.
+	taggedFields bool
+	// timings is written by the reader, the handler pool and the writer, each
+	// before handing the request on, so no lock is needed.
+	timings RequestTimings
+
+	// The response, guarded by connection.mu.
+	response  Response
+	responded bool
+}
+
+// NewRequest makes a request outside any connection, so that API handlers can
+// be tested without sockets: Respond calls respond.
+func NewRequest(header RequestHeader, body []byte, conn *ConnInfo, respond func(Response)) *Request {
+	return &Request{
+		APIKey:        header.APIKey,
+		APIVersion:    header.APIVersion,
+		CorrelationID: header.CorrelationID,
+		ClientID:      header.ClientID,
+		Body:          body,
+		Conn:          conn,
+		respond:       respond,
+	}
 }
 
 // ConnInfo describes a client connection. Principal is the authenticated
 // identity ("User:ANONYMOUS" on plaintext listeners), kept for the authorizer.
+// ID is unique within a Server.
 type ConnInfo struct {
 	ID         uint64
 	Listener   string
@@ -37,7 +66,30 @@ type ConnInfo struct {
 // operation). The connection writes responses in request order.
 // Calling Respond with NoResponse sends nothing (produce with acks=0) but
 // still releases the request's place in the order.
-func (r *Request) Respond(resp Response) { r.respond(resp) }
+// Calls after the connection has closed are dropped.
+func (r *Request) Respond(resp Response) {
+	if r.connection != nil {
+		r.connection.complete(r, resp)
+		return
+	}
+	if r.respond != nil {
+		r.respond(resp)
+	}
+}
+
+// RequestTimings are the moments a request passed through the network layer,
+// from which Kafka's RequestQueueTimeMs, LocalTimeMs+RemoteTimeMs,
+// ResponseQueueTimeMs, ResponseSendTimeMs and TotalTimeMs follow.
+type RequestTimings struct {
+	// Received is when the whole frame had been read.
+	Received time.Time
+	// Dequeued is when a handler took the request off the request queue.
+	Dequeued time.Time
+	// Responded is when Respond was called.
+	Responded time.Time
+	// Sent is when the response had been written (or dropped, for NoResponse).
+	Sent time.Time
+}
 
 // Response is a response body: the bytes after the response header. The
 // network layer writes the size, correlation id and (for flexible versions
@@ -69,7 +121,13 @@ type Chunk struct {
 
 // RegionFile is a file whose region can be sent. When it also implements
 // Fd() uintptr (as *os.File does) the region goes out with sendfile;
-// otherwise it is copied through ReadAt.
+// otherwise it is copied through ReadAt. A file that implements
+// SyscallConn() (syscall.RawConn, error), as *os.File does, is preferred over
+// Fd: the descriptor is then held open for the duration of the sendfile call
+// even if the log closes the segment concurrently.
+// If the file holds fewer bytes than the region promises (a segment
+// truncated under the fetch), the connection is closed: the size prefix has
+// already gone out.
 type RegionFile interface {
 	io.ReaderAt
 }
@@ -77,6 +135,16 @@ type RegionFile interface {
 // Handler handles requests. Handle is called from the handler pool; it must
 // eventually call req.Respond exactly once, either before returning or later
 // from another goroutine (for parked, delayed operations).
+// ctx is cancelled when the request's connection closes or the server is
+// stopped forcefully; a handler that parks a request may use it to give up.
+// A handler that panics gets its connection closed, as Kafka closes a
+// connection on an unexpected error, and the broker keeps running.
 type Handler interface {
 	Handle(ctx context.Context, req *Request)
 }
+
+// HandlerFunc adapts a function to Handler.
+type HandlerFunc func(ctx context.Context, req *Request)
+
+// Handle calls f.
+func (f HandlerFunc) Handle(ctx context.Context, req *Request) { f(ctx, req) }

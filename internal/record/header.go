@@ -1,27 +1,3 @@
-// Package record reads, validates and builds Kafka RecordBatch v2 (magic 2)
-// bytes, the format Kafka stores on disk and sends on the wire.
-//
-// # Batch header (61 bytes, big-endian)
-//
-//	offset  size  field
-//	     0     8  baseOffset            first offset of the batch
-//	     8     4  batchLength           bytes after this field (total = 12 + batchLength)
-//	    12     4  partitionLeaderEpoch
-//	    16     1  magic                 always 2
-//	    17     4  crc                   CRC-32C (Castagnoli) of bytes 21..end
-//	    21     2  attributes            bits 0-2 codec, 3 timestamp type,
-//	                                    4 transactional, 5 control, 6 delete horizon
-//	    23     4  lastOffsetDelta
-//	    27     8  baseTimestamp
-//	    35     8  maxTimestamp
-//	    43     8  producerId
-//	    51     2  producerEpoch
-//	    53     4  baseSequence
-//	    57     4  recordCount
-//	    61     .  records (compressed as a whole when codec != 0)
-//
-// baseOffset and partitionLeaderEpoch sit before the CRC'd range, so the
-// broker rewrites them on append without recomputing the checksum.
 package record
 
 import (
@@ -54,13 +30,28 @@ const (
 
 // Attribute bits.
 const (
-	AttrCompressionMask   = 0x07
-	AttrLogAppendTime     = 0x08
-	AttrTransactional     = 0x10
-	AttrControl           = 0x20
-	AttrDeleteHorizonSet  = 0x40
-	CurrentMagic          = 2
-	NoProducerID    int64 = -1
+	AttrCompressionMask        = 0x07
+	AttrLogAppendTime          = 0x08
+	AttrTransactional          = 0x10
+	AttrControl                = 0x20
+	AttrDeleteHorizonSet       = 0x40
+	CurrentMagic               = 2
+	NoProducerID         int64 = -1
+	// NoTimestamp is Kafka's RecordBatch.NO_TIMESTAMP: a record without one.
+	NoTimestamp int64 = -1
+	// NoSequence is the baseSequence of a batch without a producer id.
+	NoSequence int32 = -1
+	// NoPartitionLeaderEpoch is the leader epoch a client leaves in a batch.
+	NoPartitionLeaderEpoch int32 = -1
+)
+
+// Codec ids, the values of attribute bits 0-2.
+const (
+	CodecNone   int8 = 0
+	CodecGzip   int8 = 1
+	CodecSnappy int8 = 2
+	CodecLz4    int8 = 3
+	CodecZstd   int8 = 4
 )
 
 // Errors. ErrCorrupt marks bytes that are not a valid batch (CORRUPT_MESSAGE upstream);
@@ -104,27 +95,32 @@ func (h *Header) IsTransactional() bool { return h.Attributes&AttrTransactional 
 // IsControl reports the control attribute bit.
 func (h *Header) IsControl() bool { return h.Attributes&AttrControl != 0 }
 
+// IsLogAppendTime reports the timestamp-type attribute bit: the broker's
+// append time, in MaxTimestamp, is every record's timestamp.
+func (h *Header) IsLogAppendTime() bool { return h.Attributes&AttrLogAppendTime != 0 }
+
+// HasProducerID reports whether the batch was written by an idempotent or
+// transactional producer.
+func (h *Header) HasProducerID() bool { return h.ProducerID > NoProducerID }
+
+// RecordTimestamp is the timestamp of a record of this batch with the given
+// timestampDelta: MaxTimestamp under LogAppendTime, else BaseTimestamp plus
+// the delta (wrapping as Java's long arithmetic does).
+func (h *Header) RecordTimestamp(timestampDelta int64) int64 {
+	if h.IsLogAppendTime() {
+		return h.MaxTimestamp
+	}
+	return h.BaseTimestamp + timestampDelta
+}
+
 // ParseHeader decodes the fixed header at the start of b. It checks that b holds
 // at least the header and that magic is 2 and batchLength is sane; it does not
 // check that b holds the whole batch or the CRC (see Verify).
 func ParseHeader(b []byte) (Header, error) {
-	var h Header
 	if len(b) < HeaderSize {
-		return h, fmt.Errorf("%w: %d bytes, header needs %d", ErrTruncated, len(b), HeaderSize)
+		return Header{}, fmt.Errorf("%w: %d bytes, header needs %d", ErrTruncated, len(b), HeaderSize)
 	}
-	h.BaseOffset = int64(binary.BigEndian.Uint64(b[offsetBaseOffset:]))
-	h.BatchLength = int32(binary.BigEndian.Uint32(b[offsetBatchLength:]))
-	h.PartitionLeaderEpoch = int32(binary.BigEndian.Uint32(b[offsetLeaderEpoch:]))
-	h.Magic = int8(b[offsetMagic])
-	h.CRC = binary.BigEndian.Uint32(b[offsetCRC:])
-	h.Attributes = int16(binary.BigEndian.Uint16(b[offsetAttributes:]))
-	h.LastOffsetDelta = int32(binary.BigEndian.Uint32(b[offsetLastOffsetDelta:]))
-	h.BaseTimestamp = int64(binary.BigEndian.Uint64(b[offsetBaseTimestamp:]))
-	h.MaxTimestamp = int64(binary.BigEndian.Uint64(b[offsetMaxTimestamp:]))
-	h.ProducerID = int64(binary.BigEndian.Uint64(b[offsetProducerID:]))
-	h.ProducerEpoch = int16(binary.BigEndian.Uint16(b[offsetProducerEpoch:]))
-	h.BaseSequence = int32(binary.BigEndian.Uint32(b[offsetBaseSequence:]))
-	h.RecordCount = int32(binary.BigEndian.Uint32(b[offsetRecordCount:]))
+	h := decodeHeader(b)
 	if h.Magic != CurrentMagic {
 		return h, fmt.Errorf("%w: magic %d, want 2", ErrCorrupt, h.Magic)
 	}
@@ -135,6 +131,27 @@ func ParseHeader(b []byte) (Header, error) {
 		return h, fmt.Errorf("%w: negative last offset delta or record count", ErrCorrupt)
 	}
 	return h, nil
+}
+
+// decodeHeader reads the header fields of b, which holds at least HeaderSize
+// bytes, without judging them.
+func decodeHeader(b []byte) Header {
+	_ = b[HeaderSize-1]
+	return Header{
+		BaseOffset:           int64(binary.BigEndian.Uint64(b[offsetBaseOffset:])),
+		BatchLength:          int32(binary.BigEndian.Uint32(b[offsetBatchLength:])),
+		PartitionLeaderEpoch: int32(binary.BigEndian.Uint32(b[offsetLeaderEpoch:])),
+		Magic:                int8(b[offsetMagic]),
+		CRC:                  binary.BigEndian.Uint32(b[offsetCRC:]),
+		Attributes:           int16(binary.BigEndian.Uint16(b[offsetAttributes:])),
+		LastOffsetDelta:      int32(binary.BigEndian.Uint32(b[offsetLastOffsetDelta:])),
+		BaseTimestamp:        int64(binary.BigEndian.Uint64(b[offsetBaseTimestamp:])),
+		MaxTimestamp:         int64(binary.BigEndian.Uint64(b[offsetMaxTimestamp:])),
+		ProducerID:           int64(binary.BigEndian.Uint64(b[offsetProducerID:])),
+		ProducerEpoch:        int16(binary.BigEndian.Uint16(b[offsetProducerEpoch:])),
+		BaseSequence:         int32(binary.BigEndian.Uint32(b[offsetBaseSequence:])),
+		RecordCount:          int32(binary.BigEndian.Uint32(b[offsetRecordCount:])),
+	}
 }
 
 // Verify parses the header of the batch at the start of b, checks b holds the

@@ -1,0 +1,127 @@
+package api
+
+// Produce (key 0), versions 3-11.
+//
+// Behavior:
+//   - acks must be 0, 1 or -1, else every partition answers INVALID_REQUIRED_ACKS.
+//   - Each partition's records must be exactly one RecordBatch v2 (v3+), else
+//     INVALID_RECORD; the batch is validated (CRC, structure, compressed
+//     records, timestamps, max.message.bytes) before anything is written, and
+//     a bad batch answers CORRUPT_MESSAGE, INVALID_RECORD, MESSAGE_TOO_LARGE or
+//     INVALID_TIMESTAMP with nothing written.
+//   - A batch above max.message.bytes answers MESSAGE_TOO_LARGE; the frame
+//     limit (socket.request.max.bytes) is enforced by the network layer.
+//   - Unknown topics or partitions answer UNKNOWN_TOPIC_OR_PARTITION (produce
+//     never auto-creates); internal topics answer INVALID_TOPIC_EXCEPTION.
+//   - Idempotent batches are deduplicated per producer (last 5 batches), with
+//     OUT_OF_ORDER_SEQUENCE_NUMBER and INVALID_PRODUCER_EPOCH as in Kafka.
+//   - acks=0 sends no response. With one replica, acks=1 and acks=-1 both
+//     answer once the batch is in the log (the page cache).
+//   - Transactional batches answer INVALID_TXN_STATE until the transaction
+//     coordinator exists (no partition can have been added to a transaction).
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-streaming/samsa/internal/controller"
+	"github.com/samsa-streaming/samsa/internal/network"
+	"github.com/samsa-streaming/samsa/internal/record"
+)
+
+func init() { register(0, 3, 11, handleProduce) }
+
+func handleProduce(b *Broker, c *call, r kmsg.Request) {
+	req := r.(*kmsg.ProduceRequest)
+	resp := kmsg.NewPtrProduceResponse()
+	validAcks := req.Acks == 0 || req.Acks == 1 || req.Acks == -1
+	now := b.Now().UnixMilli()
+	for _, rt := range req.Topics {
+		st := kmsg.NewProduceResponseTopic()
+		st.Topic = rt.Topic
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewProduceResponseTopicPartition()
+			sp.Partition = rp.Partition
+			sp.BaseOffset = -1
+			sp.LogAppendTime = -1
+			sp.LogStartOffset = -1
+			switch {
+			case !validAcks:
+				sp.ErrorCode = kerr.InvalidRequiredAcks.Code
+			case controller.IsInternalTopic(rt.Topic):
+				sp.ErrorCode = kerr.InvalidTopicException.Code
+			default:
+				produceToPartition(b, req, rt.Topic, &rp, &sp, now)
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	if req.Acks == 0 {
+		c.req.Respond(network.NoResponse)
+		return
+	}
+	c.reply(resp)
+}
+
+func produceToPartition(b *Broker, req *kmsg.ProduceRequest, topic string, rp *kmsg.ProduceRequestTopicPartition, sp *kmsg.ProduceResponseTopicPartition, nowMs int64) {
+	p := b.Partitions.Get(topic, rp.Partition)
+	if p == nil {
+		sp.ErrorCode = notHostedError(b, topic, rp.Partition).Code
+		return
+	}
+	cfg := p.Config()
+	if n, err := record.CountBatches(rp.Records); err != nil || n != 1 {
+		if err != nil {
+			sp.ErrorCode = record.KafkaErrorCode(err)
+		} else {
+			sp.ErrorCode = kerr.InvalidRecord.Code
+		}
+		sp.ErrorMessage = strptr("produce requests must carry exactly one record batch per partition")
+		return
+	}
+	h, err := record.Validate(rp.Records, record.ValidateOptions{
+		MaxMessageBytes:      int(cfg.MaxMessageBytes),
+		NowMs:                nowMs,
+		TimestampBeforeMaxMs: cfg.TimestampBeforeMaxMs,
+		TimestampAfterMaxMs:  cfg.TimestampAfterMaxMs,
+		LogAppendTime:        cfg.MessageTimestampType == "LogAppendTime",
+		Compacted:            cfg.Compact(),
+	})
+	if err != nil {
+		sp.ErrorCode = record.KafkaErrorCode(err)
+		sp.ErrorMessage = strptr(err.Error())
+		return
+	}
+	if h.IsTransactional() {
+		sp.ErrorCode = kerr.InvalidTxnState.Code
+		sp.ErrorMessage = strptr("the partition was not added to a transaction")
+		return
+	}
+	logAppendTime := int64(-1)
+	if cfg.MessageTimestampType == "LogAppendTime" {
+		logAppendTime = nowMs
+	}
+	res, kafkaErr, err := p.Append(rp.Records, h, logAppendTime)
+	if kafkaErr != nil {
+		sp.ErrorCode = kafkaErr.Code
+		if err != nil {
+			b.Logger.Error("append failed", "partition", p, "err", err)
+		}
+		return
+	}
+	sp.BaseOffset = res.BaseOffset
+	sp.LogAppendTime = res.LogAppendTime
+	sp.LogStartOffset = res.LogStartOffset
+}
+
+// notHostedError is the error for a partition this node does not host:
+// UNKNOWN_TOPIC_OR_PARTITION if it does not exist, NOT_LEADER_OR_FOLLOWER if
+// another broker leads it.
+func notHostedError(b *Broker, topic string, partition int32) *kerr.Error {
+	t := b.Image().Topic(topic)
+	if t == nil || partition < 0 || int(partition) >= len(t.Partitions) {
+		return kerr.UnknownTopicOrPartition
+	}
+	return kerr.NotLeaderForPartition
+}

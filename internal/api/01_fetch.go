@@ -1,0 +1,242 @@
+package api
+
+// Fetch (key 1), versions 4-16.
+//
+// Behavior:
+//   - Record bytes are not copied: each partition's data is a list of file
+//     regions that the network layer sends with sendfile on plaintext
+//     connections, so the response is written by hand (fetch_writer.go)
+//     rather than through kmsg.
+//   - read_uncommitted reads up to the high watermark, read_committed (v4+)
+//     up to the last stable offset.
+//   - The first partition with data may exceed max_bytes and
+//     partition_max_bytes by one whole batch (KIP-74), so a consumer never
+//     stalls on a large batch; later partitions stop at the limits.
+//   - An offset below the log start or above the log end answers
+//     OFFSET_OUT_OF_RANGE with the high watermark and log start offset.
+//   - v9+ current_leader_epoch: older answers FENCED_LEADER_EPOCH, newer
+//     UNKNOWN_LEADER_EPOCH.
+//   - v13+ names topics by id; an unknown id answers UNKNOWN_TOPIC_ID.
+//   - When fewer than min_bytes are available and max_wait_ms > 0 the request
+//     is parked as a delayed operation and completed by the next append to
+//     any of its partitions or by its deadline; no goroutine sleeps on it.
+//   - Fetch sessions (KIP-227, v7+): see fetch_session.go.
+
+import (
+	"errors"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-streaming/samsa/internal/log"
+	"github.com/samsa-streaming/samsa/internal/metadata"
+	"github.com/samsa-streaming/samsa/internal/partition"
+)
+
+func init() { register(1, 4, 16, handleFetch) }
+
+// fetchPartitionResult is what one partition contributes to a response.
+type fetchPartitionResult struct {
+	topic          string
+	topicID        metadata.UUID
+	partition      int32
+	errorCode      int16
+	highWatermark  int64
+	lastStable     int64
+	logStartOffset int64
+	regions        []log.Region
+	bytes          int64
+}
+
+// fetchTarget is one partition a fetch reads, with its resolved position.
+type fetchTarget struct {
+	topic       string
+	topicID     metadata.UUID
+	partition   int32
+	offset      int64
+	leaderEpoch int32
+	maxBytes    int32
+	// unknownTopicCode is set when the topic itself could not be resolved.
+	unknownTopicCode int16
+}
+
+func handleFetch(b *Broker, c *call, r kmsg.Request) {
+	req := r.(*kmsg.FetchRequest)
+	targets, session, sessionErr := b.fetchSessions().resolve(b, c.version, req)
+	if sessionErr != nil {
+		c.req.Respond(fetchErrorResponse(c.version, sessionErr.Code))
+		return
+	}
+	op := &fetchOp{
+		b: b, c: c, req: req, targets: targets, session: session,
+		readCommitted: c.version >= 4 && req.IsolationLevel == 1,
+	}
+	results, bytes, hasError := op.read()
+	if bytes >= int64(req.MinBytes) || req.MaxWaitMillis <= 0 || hasError || len(targets) == 0 {
+		op.respond(results)
+		return
+	}
+	op.park()
+}
+
+// fetchOp is a fetch in progress, possibly parked in the purgatory.
+type fetchOp struct {
+	b             *Broker
+	c             *call
+	req           *kmsg.FetchRequest
+	targets       []fetchTarget
+	session       *fetchSession
+	readCommitted bool
+
+	done    atomic.Bool
+	pending atomic.Int64
+	timer   *time.Timer
+	unwatch []func()
+}
+
+// read reads every target once.
+func (op *fetchOp) read() (results []fetchPartitionResult, total int64, hasError bool) {
+	remaining := int64(op.req.MaxBytes)
+	if op.c.version < 3 || remaining <= 0 {
+		remaining = int64(op.b.Config().MessageMaxBytes) * 50
+	}
+	results = make([]fetchPartitionResult, 0, len(op.targets))
+	for _, t := range op.targets {
+		res := fetchPartitionResult{topic: t.topic, topicID: t.topicID, partition: t.partition, highWatermark: -1, lastStable: -1, logStartOffset: -1}
+		if t.unknownTopicCode != 0 {
+			res.errorCode = t.unknownTopicCode
+			results = append(results, res)
+			hasError = true
+			continue
+		}
+		p := op.b.Partitions.Get(t.topic, t.partition)
+		if p == nil {
+			res.errorCode = notHostedError(op.b, t.topic, t.partition).Code
+			results = append(results, res)
+			hasError = true
+			continue
+		}
+		res.highWatermark = p.HighWatermark()
+		res.lastStable = p.LastStableOffset()
+		res.logStartOffset = p.Log.LogStartOffset()
+		if code := checkLeaderEpoch(p, t.leaderEpoch); code != 0 {
+			res.errorCode = code
+			results = append(results, res)
+			hasError = true
+			continue
+		}
+		upper := res.highWatermark
+		if op.readCommitted {
+			upper = res.lastStable
+		}
+		limit := int64(t.maxBytes)
+		if limit > remaining {
+			limit = remaining
+		}
+		minOne := total == 0
+		if limit > 0 || minOne {
+			rr, err := p.Log.Read(t.offset, int32(max(limit, 0)), upper, minOne)
+			switch {
+			case errors.Is(err, log.ErrOffsetOutOfRange):
+				res.errorCode = kerr.OffsetOutOfRange.Code
+				hasError = true
+			case errors.Is(err, log.ErrStorage):
+				res.errorCode = kerr.KafkaStorageError.Code
+				hasError = true
+			case err != nil:
+				res.errorCode = kerr.UnknownServerError.Code
+				hasError = true
+			default:
+				res.regions = rr.Regions
+				res.bytes = rr.Bytes
+				total += rr.Bytes
+				remaining -= rr.Bytes
+			}
+		}
+		results = append(results, res)
+	}
+	return results, total, hasError
+}
+
+func checkLeaderEpoch(p *partition.Partition, requested int32) int16 {
+	if requested < 0 {
+		return 0
+	}
+	current := p.LeaderEpoch()
+	switch {
+	case requested < current:
+		return kerr.FencedLeaderEpoch.Code
+	case requested > current:
+		return kerr.UnknownLeaderEpoch.Code
+	}
+	return 0
+}
+
+// park waits for data or the deadline.
+func (op *fetchOp) park() {
+	for _, t := range op.targets {
+		if p := op.b.Partitions.Get(t.topic, t.partition); p != nil {
+			op.unwatch = append(op.unwatch, p.Watch(op.trigger))
+		}
+	}
+	op.timer = time.AfterFunc(time.Duration(op.req.MaxWaitMillis)*time.Millisecond, op.expire)
+	// Data may have arrived between the first read and the watch.
+	op.trigger()
+}
+
+// trigger schedules a re-check; concurrent triggers coalesce into one
+// checking goroutine that loops until no trigger arrived during its check.
+func (op *fetchOp) trigger() {
+	if op.pending.Add(1) == 1 {
+		go op.recheck()
+	}
+}
+
+func (op *fetchOp) recheck() {
+	for {
+		seen := op.pending.Load()
+		if op.done.Load() {
+			return
+		}
+		results, bytes, hasError := op.read()
+		if bytes >= int64(op.req.MinBytes) || hasError {
+			op.complete(results)
+			return
+		}
+		if op.pending.CompareAndSwap(seen, 0) {
+			return
+		}
+	}
+}
+
+func (op *fetchOp) expire() {
+	if op.done.Load() {
+		return
+	}
+	results, _, _ := op.read()
+	op.complete(results)
+}
+
+func (op *fetchOp) complete(results []fetchPartitionResult) {
+	if !op.done.CompareAndSwap(false, true) {
+		return
+	}
+	if op.timer != nil {
+		op.timer.Stop()
+	}
+	for _, u := range op.unwatch {
+		u()
+	}
+	op.respond(results)
+}
+
+func (op *fetchOp) respond(results []fetchPartitionResult) {
+	sessionID := int32(0)
+	if op.session != nil {
+		sessionID = op.session.id
+		results = op.session.filter(results, op.c.version)
+	}
+	op.c.req.Respond(writeFetchResponse(op.c.version, 0, sessionID, results))
+}

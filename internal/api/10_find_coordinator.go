@@ -1,0 +1,130 @@
+package api
+
+// FindCoordinator (key 10), versions 0-6.
+//
+// Behavior:
+//   - Groups (key type 0) are coordinated by the leader of
+//     __consumer_offsets partition abs(javaHash(group)) % partitions, as in
+//     Kafka. The topic is created on first use with
+//     offsets.topic.num.partitions partitions, a replication factor of
+//     offsets.topic.replication.factor capped to the live brokers, and
+//     cleanup.policy=compact.
+//   - Transactional ids (key type 1) are answered by the transaction
+//     coordinator once it exists; until then COORDINATOR_NOT_AVAILABLE.
+//   - v4+ batches keys; each key gets its own answer.
+//   - An empty key answers INVALID_REQUEST; an unknown key type INVALID_REQUEST.
+
+import (
+	"strconv"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-streaming/samsa/internal/controller"
+	"github.com/samsa-streaming/samsa/internal/group"
+	"github.com/samsa-streaming/samsa/internal/metadata"
+)
+
+func init() { register(10, 0, 6, handleFindCoordinator) }
+
+type coordinatorAnswer struct {
+	nodeID    int32
+	host      string
+	port      int32
+	errorCode int16
+	message   string
+}
+
+func handleFindCoordinator(b *Broker, c *call, r kmsg.Request) {
+	req := r.(*kmsg.FindCoordinatorRequest)
+	resp := kmsg.NewPtrFindCoordinatorResponse()
+	if c.version >= 4 {
+		for _, key := range req.CoordinatorKeys {
+			a := b.findCoordinator(c, req.CoordinatorType, key)
+			rc := kmsg.NewFindCoordinatorResponseCoordinator()
+			rc.Key = key
+			rc.NodeID, rc.Host, rc.Port, rc.ErrorCode = a.nodeID, a.host, a.port, a.errorCode
+			if a.message != "" {
+				rc.ErrorMessage = strptr(a.message)
+			}
+			resp.Coordinators = append(resp.Coordinators, rc)
+		}
+		c.reply(resp)
+		return
+	}
+	a := b.findCoordinator(c, req.CoordinatorType, req.CoordinatorKey)
+	resp.NodeID, resp.Host, resp.Port, resp.ErrorCode = a.nodeID, a.host, a.port, a.errorCode
+	if a.message != "" {
+		resp.ErrorMessage = strptr(a.message)
+	}
+	c.reply(resp)
+}
+
+func (b *Broker) findCoordinator(c *call, keyType int8, key string) coordinatorAnswer {
+	none := coordinatorAnswer{nodeID: -1, port: -1}
+	switch {
+	case key == "":
+		none.errorCode = kerr.InvalidRequest.Code
+		none.message = "coordinator key is empty"
+		return none
+	case keyType == 1:
+		none.errorCode = kerr.CoordinatorNotAvailable.Code
+		none.message = "transactions are not supported yet"
+		return none
+	case keyType != 0:
+		none.errorCode = kerr.InvalidRequest.Code
+		none.message = "unknown coordinator key type " + strconv.Itoa(int(keyType))
+		return none
+	case b.Groups == nil:
+		none.errorCode = kerr.CoordinatorNotAvailable.Code
+		return none
+	}
+	t, code := b.internalTopic(controller.ConsumerOffsetsTopic, b.Config().OffsetsTopicNumPartitions, b.Config().OffsetsTopicReplicationFactor,
+		map[string]*string{"cleanup.policy": strptr("compact"), "segment.bytes": strptr(strconv.Itoa(int(b.Config().OffsetsTopicSegmentBytes)))})
+	if code != 0 {
+		none.errorCode = code
+		return none
+	}
+	p := t.Partitions[group.PartitionFor(key, int32(len(t.Partitions)))]
+	return b.nodeAnswer(c, p.Leader)
+}
+
+// nodeAnswer describes node id's endpoint on the request's listener.
+func (b *Broker) nodeAnswer(c *call, id int32) coordinatorAnswer {
+	for _, mb := range brokerList(b.Image(), c.req.Conn.Listener) {
+		if mb.NodeID == id {
+			return coordinatorAnswer{nodeID: id, host: mb.Host, port: mb.Port}
+		}
+	}
+	return coordinatorAnswer{nodeID: -1, port: -1, errorCode: kerr.CoordinatorNotAvailable.Code}
+}
+
+// internalTopic returns an internal topic, creating it on first use with
+// its replication factor capped to the live brokers.
+func (b *Broker) internalTopic(name string, partitions int32, factor int16, configs map[string]*string) (*metadata.Topic, int16) {
+	if t := b.Image().Topic(name); t != nil {
+		return t, 0
+	}
+	live := int16(0)
+	for _, br := range b.Image().Brokers() {
+		if !br.Fenced {
+			live++
+		}
+	}
+	if factor > live {
+		factor = live
+	}
+	if factor <= 0 {
+		return nil, kerr.CoordinatorNotAvailable.Code
+	}
+	res := b.Controller.CreateTopics([]controller.CreateTopic{{Name: name, NumPartitions: partitions, ReplicationFactor: factor, Configs: configs}}, false)
+	if res[0].ErrorCode != 0 && res[0].ErrorCode != kerr.TopicAlreadyExists.Code {
+		b.Logger.Error("create internal topic", "topic", name, "error", res[0].ErrorMessage)
+		return nil, kerr.CoordinatorNotAvailable.Code
+	}
+	t := b.Image().Topic(name)
+	if t == nil {
+		return nil, kerr.CoordinatorNotAvailable.Code
+	}
+	return t, 0
+}

@@ -1,0 +1,98 @@
+package api
+
+// DescribeConfigs (key 32), versions 1-4.
+//
+// Behavior:
+//   - Topic resources list every topic config with its effective value and
+//     source (DYNAMIC_TOPIC_CONFIG for overrides, then the broker synonyms,
+//     DEFAULT_CONFIG); an unknown topic answers UNKNOWN_TOPIC_OR_PARTITION.
+//   - Broker resources name this node's id, or "" for the cluster-wide
+//     defaults; another broker's id or a non-numeric name answers
+//     INVALID_REQUEST. Broker logger resources answer INVALID_REQUEST.
+//   - A null config_names asks for every config; synonyms (v1+) and
+//     documentation (v3+) only when asked.
+
+import (
+	"strconv"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-streaming/samsa/internal/config"
+	"github.com/samsa-streaming/samsa/internal/metadata"
+)
+
+func init() { register(32, 1, 4, handleDescribeConfigs) }
+
+func handleDescribeConfigs(b *Broker, c *call, r kmsg.Request) {
+	req := r.(*kmsg.DescribeConfigsRequest)
+	resp := kmsg.NewPtrDescribeConfigsResponse()
+	img := b.Image()
+	for _, rr := range req.Resources {
+		sr := kmsg.NewDescribeConfigsResponseResource()
+		sr.ResourceType = rr.ResourceType
+		sr.ResourceName = rr.ResourceName
+		var entries []config.ConfigEntry
+		switch rr.ResourceType {
+		case kmsg.ConfigResourceTypeTopic:
+			if img.Topic(rr.ResourceName) == nil {
+				sr.ErrorCode = kerr.UnknownTopicOrPartition.Code
+				sr.ErrorMessage = strptr("Topic " + rr.ResourceName + " does not exist.")
+				break
+			}
+			entries = b.Config().DescribeTopic(img.Configs(metadata.ResourceTopic, rr.ResourceName), req.IncludeSynonyms)
+		case kmsg.ConfigResourceTypeBroker:
+			if code, msg := b.checkBrokerResource(rr.ResourceName); code != 0 {
+				sr.ErrorCode, sr.ErrorMessage = code, strptr(msg)
+				break
+			}
+			if rr.ResourceName == "" {
+				entries = b.Config().DescribeBrokerDefaults(req.IncludeSynonyms)
+			} else {
+				entries = b.Config().DescribeBroker(req.IncludeSynonyms)
+			}
+		default:
+			sr.ErrorCode = kerr.InvalidRequest.Code
+			sr.ErrorMessage = strptr("unsupported resource type " + strconv.Itoa(int(rr.ResourceType)))
+		}
+		if rr.ConfigNames != nil {
+			entries = config.FilterEntries(entries, rr.ConfigNames)
+		}
+		for _, e := range entries {
+			sc := kmsg.NewDescribeConfigsResponseResourceConfig()
+			sc.Name = e.Name
+			sc.Value = e.Value
+			sc.ReadOnly = e.ReadOnly
+			sc.Source = e.Source
+			sc.IsDefault = e.Source == kmsg.ConfigSourceDefaultConfig
+			sc.IsSensitive = e.Sensitive
+			sc.ConfigType = e.Type
+			if req.IncludeDocumentation {
+				sc.Documentation = strptr(e.Doc)
+			}
+			for _, s := range e.Synonyms {
+				ss := kmsg.NewDescribeConfigsResponseResourceConfigConfigSynonym()
+				ss.Name, ss.Value, ss.Source = s.Name, s.Value, s.Source
+				sc.ConfigSynonyms = append(sc.ConfigSynonyms, ss)
+			}
+			sr.Configs = append(sr.Configs, sc)
+		}
+		resp.Resources = append(resp.Resources, sr)
+	}
+	c.reply(resp)
+}
+
+// checkBrokerResource accepts "" (cluster default) and this node's id.
+func (b *Broker) checkBrokerResource(name string) (int16, string) {
+	if name == "" {
+		return 0, ""
+	}
+	id, err := strconv.Atoi(name)
+	if err != nil {
+		return kerr.InvalidRequest.Code, "Broker id must be an integer, but it is: " + name
+	}
+	if int32(id) != b.NodeID {
+		return kerr.InvalidRequest.Code, "Unexpected broker id, expected " + strconv.Itoa(int(b.NodeID)) + " but received " + name
+	}
+	return 0, ""
+}

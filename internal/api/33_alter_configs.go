@@ -1,0 +1,114 @@
+package api
+
+// AlterConfigs (key 33), versions 0-2.
+//
+// Behavior:
+//   - The legacy, non-incremental form: the configs given replace every
+//     override of the resource (configs not listed revert to defaults).
+//   - Otherwise as IncrementalAlterConfigs: topic and broker resources,
+//     INVALID_CONFIG for unknown keys or bad values, validate_only.
+
+import (
+	"errors"
+	"strconv"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-streaming/samsa/internal/config"
+	"github.com/samsa-streaming/samsa/internal/metadata"
+)
+
+func init() { register(33, 0, 2, handleAlterConfigs) }
+
+func handleAlterConfigs(b *Broker, c *call, r kmsg.Request) {
+	req := r.(*kmsg.AlterConfigsRequest)
+	resp := kmsg.NewPtrAlterConfigsResponse()
+	for _, rr := range req.Resources {
+		code, msg := b.alterConfigs(rr.ResourceType, rr.ResourceName, req.ValidateOnly, func(map[string]string) (map[string]string, error) {
+			next := map[string]string{}
+			for _, cfg := range rr.Configs {
+				if _, dup := next[cfg.Name]; dup {
+					return nil, &config.Error{Kind: config.ErrInvalidRequest, Key: cfg.Name, Message: "Error due to duplicate config keys"}
+				}
+				if cfg.Value == nil {
+					return nil, &config.Error{Kind: config.ErrInvalidRequest, Key: cfg.Name, Message: "Null value not supported for : " + cfg.Name}
+				}
+				next[cfg.Name] = *cfg.Value
+			}
+			return next, nil
+		})
+		sr := kmsg.NewAlterConfigsResponseResource()
+		sr.ResourceType, sr.ResourceName, sr.ErrorCode = rr.ResourceType, rr.ResourceName, code
+		if msg != "" {
+			sr.ErrorMessage = strptr(msg)
+		}
+		resp.Resources = append(resp.Resources, sr)
+	}
+	c.reply(resp)
+}
+
+// alterConfigs computes a resource's new overrides with change, validates
+// them and, unless validateOnly, commits them to the metadata log. It
+// returns a Kafka error code and message.
+func (b *Broker) alterConfigs(resourceType kmsg.ConfigResourceType, name string, validateOnly bool,
+	change func(current map[string]string) (map[string]string, error)) (int16, string) {
+	img := b.Image()
+	var metaType int8
+	switch resourceType {
+	case kmsg.ConfigResourceTypeTopic:
+		if img.Topic(name) == nil {
+			return kerr.UnknownTopicOrPartition.Code, "Topic " + name + " does not exist."
+		}
+		metaType = metadata.ResourceTopic
+	case kmsg.ConfigResourceTypeBroker:
+		if code, msg := b.checkBrokerResource(name); code != 0 {
+			return code, msg
+		}
+		metaType = metadata.ResourceBroker
+	default:
+		return kerr.InvalidRequest.Code, "unsupported resource type " + strconv.Itoa(int(resourceType))
+	}
+	next, err := change(img.Configs(metaType, name))
+	if err == nil {
+		err = b.validateOverrides(metaType, name, next)
+	}
+	if err != nil {
+		return configErrorCode(err), err.Error()
+	}
+	if validateOnly {
+		return 0, ""
+	}
+	if err := b.Controller.SetConfigs(metaType, name, next); err != nil {
+		return kerr.UnknownServerError.Code, err.Error()
+	}
+	return 0, ""
+}
+
+// validateOverrides checks a resource's complete new overrides.
+func (b *Broker) validateOverrides(metaType int8, name string, next map[string]string) error {
+	if metaType == metadata.ResourceTopic {
+		m := make(map[string]*string, len(next))
+		for k, v := range next {
+			m[k] = &v
+		}
+		return config.ValidateTopicConfigs(m)
+	}
+	img := b.Image()
+	perBroker := img.Configs(metadata.ResourceBroker, strconv.Itoa(int(b.NodeID)))
+	defaults := img.Configs(metadata.ResourceBroker, "")
+	if name == "" {
+		defaults = next
+	} else {
+		perBroker = next
+	}
+	_, err := b.StaticConfig.WithDynamic(perBroker, defaults)
+	return err
+}
+
+func configErrorCode(err error) int16 {
+	if errors.Is(err, config.ErrInvalidRequest) {
+		return kerr.InvalidRequest.Code
+	}
+	return kerr.InvalidConfig.Code
+}

@@ -1,0 +1,156 @@
+// Package api implements the Kafka APIs a Samsa node serves, one file per
+// API key (00_produce.go, 01_fetch.go, ...). Each file registers its key,
+// the versions it serves and its handler in one call, and that one table
+// both dispatches requests and answers ApiVersions.
+//
+// Protocol errors are Kafka error codes in the response, as Kafka returns
+// them; a Go error or a malformed request closes the connection.
+package api
+
+import (
+	"context"
+	"log/slog"
+	"sort"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-streaming/samsa/internal/config"
+	"github.com/samsa-streaming/samsa/internal/controller"
+	"github.com/samsa-streaming/samsa/internal/metadata"
+	"github.com/samsa-streaming/samsa/internal/network"
+	"github.com/samsa-streaming/samsa/internal/partition"
+)
+
+// Broker is everything the handlers need of the node.
+type Broker struct {
+	NodeID int32
+	// StaticConfig is the configuration from the file, environment and
+	// overrides; Config adds the dynamic broker configs of the image.
+	StaticConfig *config.Broker
+	Controller *controller.Controller
+	Partitions *partition.Manager
+	Groups     GroupCoordinator
+	Logger     *slog.Logger
+	// Now is the clock; tests may replace it.
+	Now func() time.Time
+
+	sessions    fetchSessionCache
+	producerIDs producerIDBlock
+	effective   atomic.Pointer[effectiveConfig]
+}
+
+// effectiveConfig is the broker config with the dynamic overrides of the
+// image at offset.
+type effectiveConfig struct {
+	offset int64
+	cfg    *config.Broker
+}
+
+// Config is the effective broker configuration: the static configuration
+// with the dynamic broker configs of the current metadata image.
+func (b *Broker) Config() *config.Broker { return b.ConfigFor(b.Image()) }
+
+// ConfigFor is the effective broker configuration at img.
+func (b *Broker) ConfigFor(img *metadata.Image) *config.Broker {
+	if e := b.effective.Load(); e != nil && e.offset == img.Offset {
+		return e.cfg
+	}
+	perBroker := img.Configs(metadata.ResourceBroker, strconv.Itoa(int(b.NodeID)))
+	defaults := img.Configs(metadata.ResourceBroker, "")
+	cfg := b.StaticConfig
+	if len(perBroker) > 0 || len(defaults) > 0 {
+		dynamic, err := b.StaticConfig.WithDynamic(perBroker, defaults)
+		if err != nil {
+			b.Logger.Error("ignoring invalid dynamic broker configs", "err", err)
+		} else {
+			cfg = dynamic
+		}
+	}
+	b.effective.Store(&effectiveConfig{offset: img.Offset, cfg: cfg})
+	return cfg
+}
+
+// GroupCoordinator is the part of the group coordinator the handlers call.
+// It is set by the server once the coordinator is wired in; nil means groups
+// are not served.
+type GroupCoordinator interface{}
+
+// Image is the current metadata image.
+func (b *Broker) Image() *metadata.Image { return b.Controller.Image() }
+
+// handler serves one API key.
+type handler struct {
+	key        int16
+	minVersion int16
+	maxVersion int16
+	// handle decodes nothing itself: req is already decoded at c.version.
+	handle func(b *Broker, c *call, req kmsg.Request)
+}
+
+var handlers = map[int16]*handler{}
+
+// register adds an API to the dispatch and ApiVersions table. Called from
+// each API file's init.
+func register(key, minVersion, maxVersion int16, handle func(b *Broker, c *call, req kmsg.Request)) {
+	if _, dup := handlers[key]; dup {
+		panic("api: key registered twice")
+	}
+	handlers[key] = &handler{key: key, minVersion: minVersion, maxVersion: maxVersion, handle: handle}
+}
+
+// supportedAPIs lists the registered APIs by key, for ApiVersions.
+func supportedAPIs() []*handler {
+	out := make([]*handler, 0, len(handlers))
+	for _, h := range handlers {
+		out = append(out, h)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].key < out[j].key })
+	return out
+}
+
+// call is one request being served.
+type call struct {
+	req     *network.Request
+	version int16
+	start   time.Time
+}
+
+// reply encodes resp at the request's version and sends it.
+func (c *call) reply(resp kmsg.Response) {
+	resp.SetVersion(c.version)
+	c.req.Respond(network.BytesResponse(resp.AppendTo(nil)))
+}
+
+// Handle implements network.Handler.
+func (b *Broker) Handle(ctx context.Context, req *network.Request) {
+	h := handlers[req.APIKey]
+	if h == nil {
+		b.Logger.Info("closing connection: unknown api key", "key", req.APIKey, "client", req.Conn.RemoteAddr)
+		req.Respond(network.Response{None: true, Close: true})
+		return
+	}
+	if req.APIVersion < h.minVersion || req.APIVersion > h.maxVersion {
+		if req.APIKey == apiVersionsKey {
+			// Kafka's fallback: answer in v0 so any client can read which
+			// versions are supported.
+			req.Respond(network.BytesResponse(unsupportedAPIVersionsResponse()))
+			return
+		}
+		b.Logger.Info("closing connection: unsupported version", "key", req.APIKey, "version", req.APIVersion, "client", req.Conn.RemoteAddr)
+		req.Respond(network.Response{None: true, Close: true})
+		return
+	}
+	body := kmsg.RequestForKey(req.APIKey)
+	body.SetVersion(req.APIVersion)
+	if err := body.ReadFrom(req.Body); err != nil {
+		b.Logger.Info("closing connection: malformed request", "key", req.APIKey, "version", req.APIVersion, "client", req.Conn.RemoteAddr, "err", err)
+		req.Respond(network.Response{None: true, Close: true})
+		return
+	}
+	h.handle(b, &call{req: req, version: req.APIVersion, start: b.Now()}, body)
+}
+
+func strptr(s string) *string { return &s }

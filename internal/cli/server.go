@@ -1,0 +1,43 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/samsa-streaming/samsa/internal/config"
+	"github.com/samsa-streaming/samsa/internal/server"
+)
+
+func newServerCommand() *cobra.Command {
+	var configPath string
+	var overrides []string
+	cmd := &cobra.Command{
+		Use:   "server",
+		Short: "Run a Samsa node (broker and controller)",
+		Long: `Run a Samsa node. With no flags it starts a single combined broker and
+controller on 127.0.0.1:9092 with data in ./samsa-data.`,
+		Example: `  samsa server
+  samsa server --config server.properties
+  samsa server --override listeners=PLAINTEXT://127.0.0.1:19092 --override log.dirs=/tmp/samsa`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, warnings, err := config.Load(configPath, overrides, os.Environ())
+			if err != nil {
+				return err
+			}
+			for _, w := range warnings {
+				fmt.Fprintln(os.Stderr, "warning:", w)
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return server.Run(ctx, cfg)
+		},
+	}
+	cmd.Flags().StringVar(&configPath, "config", "", "path to a server.properties file")
+	cmd.Flags().StringArrayVar(&overrides, "override", nil, "override a config key (key=value), repeatable")
+	return cmd
+}

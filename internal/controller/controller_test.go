@@ -1,0 +1,171 @@
+package controller
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/samsa-streaming/samsa/internal/metadata"
+)
+
+// memJournal is an in-memory journal for testing the controller's decisions.
+type memJournal struct {
+	values [][]byte
+	fail   bool
+}
+
+func (j *memJournal) Append(values [][]byte) (int64, error) {
+	if j.fail {
+		return 0, errors.New("disk full")
+	}
+	first := int64(len(j.values))
+	j.values = append(j.values, values...)
+	return first, nil
+}
+
+func (j *memJournal) Replay(fn func(int64, []byte) error) error {
+	for i, v := range j.values {
+		if err := fn(int64(i), v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func newTestController(t *testing.T, j *memJournal, brokers int) *Controller {
+	t.Helper()
+	c, err := New(Config{NodeID: 1, DefaultNumPartitions: 3, DefaultReplicationFactor: 1, DeleteTopicEnable: true}, j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id := 1; id <= brokers; id++ {
+		if err := c.Bootstrap("cluster", metadata.RegisterBrokerRecord{BrokerID: int32(id), Endpoints: []metadata.Endpoint{{Name: "PLAINTEXT", Host: "h", Port: int32(9000 + id)}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return c
+}
+
+func TestCreateTopicsDecisions(t *testing.T) {
+	j := &memJournal{}
+	c := newTestController(t, j, 2)
+	res := c.CreateTopics([]CreateTopic{{Name: "a", NumPartitions: -1, ReplicationFactor: -1}}, false)
+	if res[0].ErrorCode != 0 || res[0].NumPartitions != 3 || res[0].ReplicationFactor != 1 {
+		t.Fatalf("defaults: %+v", res[0])
+	}
+	cases := []struct {
+		topic CreateTopic
+		want  *kerr.Error
+	}{
+		{CreateTopic{Name: "a", NumPartitions: 1, ReplicationFactor: 1}, kerr.TopicAlreadyExists},
+		{CreateTopic{Name: "", NumPartitions: 1, ReplicationFactor: 1}, kerr.InvalidTopicException},
+		{CreateTopic{Name: "..", NumPartitions: 1, ReplicationFactor: 1}, kerr.InvalidTopicException},
+		{CreateTopic{Name: "sp ace", NumPartitions: 1, ReplicationFactor: 1}, kerr.InvalidTopicException},
+		{CreateTopic{Name: "p0", NumPartitions: 0, ReplicationFactor: 1}, kerr.InvalidPartitions},
+		{CreateTopic{Name: "r0", NumPartitions: 1, ReplicationFactor: 0}, kerr.InvalidReplicationFactor},
+		{CreateTopic{Name: "r3", NumPartitions: 1, ReplicationFactor: 3}, kerr.InvalidReplicationFactor},
+		{CreateTopic{Name: "both", NumPartitions: 1, ReplicationFactor: -1, Assignments: [][]int32{{1}}}, kerr.InvalidRequest},
+		{CreateTopic{Name: "ghost", NumPartitions: -1, ReplicationFactor: -1, Assignments: [][]int32{{7}}}, kerr.InvalidReplicaAssignment},
+		{CreateTopic{Name: "dup", NumPartitions: -1, ReplicationFactor: -1, Assignments: [][]int32{{1, 1}}}, kerr.InvalidReplicaAssignment},
+	}
+	for _, tc := range cases {
+		res := c.CreateTopics([]CreateTopic{tc.topic}, false)
+		if res[0].ErrorCode != tc.want.Code {
+			t.Errorf("%q: got %v, want %v", tc.topic.Name, kerr.ErrorForCode(res[0].ErrorCode), tc.want)
+		}
+	}
+	// Placement spreads leaders over both brokers.
+	res = c.CreateTopics([]CreateTopic{{Name: "spread", NumPartitions: 4, ReplicationFactor: 2}}, false)
+	leaders := map[int32]int{}
+	for _, p := range c.Image().Topic("spread").Partitions {
+		leaders[p.Leader]++
+		if len(p.Replicas) != 2 || p.Replicas[0] == p.Replicas[1] {
+			t.Fatalf("bad replicas %v", p.Replicas)
+		}
+	}
+	if leaders[1] != 2 || leaders[2] != 2 {
+		t.Fatalf("leaders %v", leaders)
+	}
+	// validate_only creates nothing.
+	c.CreateTopics([]CreateTopic{{Name: "dry", NumPartitions: 1, ReplicationFactor: 1}}, true)
+	if c.Image().Topic("dry") != nil {
+		t.Fatal("validate_only created a topic")
+	}
+}
+
+func TestReplayRestoresImage(t *testing.T) {
+	j := &memJournal{}
+	c := newTestController(t, j, 1)
+	c.CreateTopics([]CreateTopic{{Name: "x", NumPartitions: 2, ReplicationFactor: 1}}, false)
+	if err := c.SetConfigs(metadata.ResourceTopic, "x", map[string]string{"retention.ms": "1000"}); err != nil {
+		t.Fatal(err)
+	}
+	first, _, err := c.AllocateProducerIDs(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := New(Config{NodeID: 1}, j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img := again.Image()
+	if img.Topic("x") == nil || len(img.Topic("x").Partitions) != 2 {
+		t.Fatal("topic lost on replay")
+	}
+	if img.Configs(metadata.ResourceTopic, "x")["retention.ms"] != "1000" {
+		t.Fatal("config lost on replay")
+	}
+	next, _, _ := again.AllocateProducerIDs(1)
+	if next <= first {
+		t.Fatalf("producer ids reused after replay: %d then %d", first, next)
+	}
+}
+
+func TestJournalFailureLeavesImageUnchanged(t *testing.T) {
+	j := &memJournal{}
+	c := newTestController(t, j, 1)
+	j.fail = true
+	res := c.CreateTopics([]CreateTopic{{Name: "y", NumPartitions: 1, ReplicationFactor: 1}}, false)
+	if res[0].ErrorCode != kerr.UnknownServerError.Code {
+		t.Fatalf("got %v", kerr.ErrorForCode(res[0].ErrorCode))
+	}
+	if c.Image().Topic("y") != nil {
+		t.Fatal("topic visible though the journal write failed")
+	}
+}
+
+func TestDeleteAndCreatePartitions(t *testing.T) {
+	c := newTestController(t, &memJournal{}, 1)
+	c.CreateTopics([]CreateTopic{{Name: "z", NumPartitions: 1, ReplicationFactor: 1}}, false)
+	if r := c.CreatePartitions("z", 1, nil, false); r.ErrorCode != kerr.InvalidPartitions.Code {
+		t.Fatalf("same count: %v", kerr.ErrorForCode(r.ErrorCode))
+	}
+	if r := c.CreatePartitions("z", 3, nil, false); r.ErrorCode != 0 {
+		t.Fatalf("grow: %v", r.ErrorMessage)
+	}
+	if got := len(c.Image().Topic("z").Partitions); got != 3 {
+		t.Fatalf("%d partitions", got)
+	}
+	if r := c.CreatePartitions("nope", 3, nil, false); r.ErrorCode != kerr.UnknownTopicOrPartition.Code {
+		t.Fatal("unknown topic accepted")
+	}
+	id := c.Image().Topic("z").ID
+	res := c.DeleteTopics([]metadata.UUID{id, {9}})
+	if res[0].ErrorCode != 0 || res[1].ErrorCode != kerr.UnknownTopicID.Code {
+		t.Fatalf("delete results %+v", res)
+	}
+	if c.Image().Topic("z") != nil {
+		t.Fatal("topic not deleted")
+	}
+}
+
+func TestTopicNameRules(t *testing.T) {
+	long := fmt.Sprintf("%0249d", 0)
+	for name, ok := range map[string]bool{"a": true, "A-b_c.9": true, long: true, long + "0": false, ".": false, "..": false, "a/b": false, "ü": false} {
+		if got := ValidateTopicName(name) == nil; got != ok {
+			t.Errorf("ValidateTopicName(%q) ok=%v, want %v", name, got, ok)
+		}
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !invariants
+
+package group
+
+const invariantsEnabled = false

@@ -1,0 +1,216 @@
+package metadata
+
+import (
+	"maps"
+	"slices"
+	"sort"
+)
+
+// Image is an immutable view of the cluster metadata after applying every
+// record up to Offset. Apply returns a new Image; readers hold on to the one
+// they loaded without locks.
+type Image struct {
+	// Offset is the metadata log offset of the last record applied, -1 for none.
+	Offset    int64
+	ClusterID string
+
+	topics     map[string]*Topic
+	topicsByID map[UUID]*Topic
+	brokers    map[int32]*Broker
+	// configs maps a resource to its dynamic config overrides.
+	configs map[ConfigResource]map[string]string
+	// NextProducerID is the first producer id not yet allocated to any broker.
+	NextProducerID int64
+}
+
+// Topic is a topic and its partitions; Partitions[i].Partition == i.
+type Topic struct {
+	Name       string
+	ID         UUID
+	Partitions []*Partition
+}
+
+// Partition is the replica state of one partition.
+type Partition struct {
+	Partition      int32
+	Replicas       []int32
+	ISR            []int32
+	Leader         int32
+	LeaderEpoch    int32
+	PartitionEpoch int32
+}
+
+// Broker is a registered broker.
+type Broker struct {
+	ID        int32
+	Endpoints []Endpoint
+	Rack      *string
+	Fenced    bool
+}
+
+// ConfigResource names a config resource.
+type ConfigResource struct {
+	Type int8
+	Name string
+}
+
+// EmptyImage is the image before any record.
+func EmptyImage() *Image {
+	return &Image{
+		Offset:     -1,
+		topics:     map[string]*Topic{},
+		topicsByID: map[UUID]*Topic{},
+		brokers:    map[int32]*Broker{},
+		configs:    map[ConfigResource]map[string]string{},
+	}
+}
+
+// Topic returns the topic named name, or nil.
+func (img *Image) Topic(name string) *Topic { return img.topics[name] }
+
+// TopicByID returns the topic with id, or nil.
+func (img *Image) TopicByID(id UUID) *Topic { return img.topicsByID[id] }
+
+// TopicNames returns all topic names, sorted.
+func (img *Image) TopicNames() []string {
+	names := make([]string, 0, len(img.topics))
+	for name := range img.topics {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// NumTopics is the number of topics.
+func (img *Image) NumTopics() int { return len(img.topics) }
+
+// Broker returns the broker with id, or nil.
+func (img *Image) Broker(id int32) *Broker { return img.brokers[id] }
+
+// Brokers returns the registered brokers sorted by id.
+func (img *Image) Brokers() []*Broker {
+	out := make([]*Broker, 0, len(img.brokers))
+	for _, b := range img.brokers {
+		out = append(out, b)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// Configs returns the dynamic config overrides of a resource (never nil; do
+// not modify).
+func (img *Image) Configs(resourceType int8, name string) map[string]string {
+	if m := img.configs[ConfigResource{resourceType, name}]; m != nil {
+		return m
+	}
+	return map[string]string{}
+}
+
+// Apply returns the image after applying recs at offsets starting with
+// firstOffset. img is unchanged.
+func (img *Image) Apply(firstOffset int64, recs []Record) *Image {
+	next := img.clone()
+	for i, r := range recs {
+		next.apply(r)
+		next.Offset = firstOffset + int64(i)
+	}
+	return next
+}
+
+func (img *Image) clone() *Image {
+	return &Image{
+		Offset:         img.Offset,
+		ClusterID:      img.ClusterID,
+		topics:         maps.Clone(img.topics),
+		topicsByID:     maps.Clone(img.topicsByID),
+		brokers:        maps.Clone(img.brokers),
+		configs:        maps.Clone(img.configs),
+		NextProducerID: img.NextProducerID,
+	}
+}
+
+// apply mutates the (freshly cloned) image. Shared *Topic values are copied
+// before they change so older images stay intact.
+func (img *Image) apply(r Record) {
+	switch r := r.(type) {
+	case *ClusterRecord:
+		img.ClusterID = r.ClusterID
+	case *RegisterBrokerRecord:
+		img.brokers[r.BrokerID] = &Broker{ID: r.BrokerID, Endpoints: r.Endpoints, Rack: r.Rack, Fenced: r.Fenced}
+	case *TopicRecord:
+		t := &Topic{Name: r.Name, ID: r.TopicID}
+		img.topics[r.Name] = t
+		img.topicsByID[r.TopicID] = t
+	case *PartitionRecord:
+		t := img.mutableTopic(r.TopicID)
+		if t == nil {
+			return
+		}
+		p := &Partition{
+			Partition: r.Partition, Replicas: r.Replicas, ISR: r.ISR,
+			Leader: r.Leader, LeaderEpoch: r.LeaderEpoch, PartitionEpoch: r.PartitionEpoch,
+		}
+		for int(r.Partition) >= len(t.Partitions) {
+			t.Partitions = append(t.Partitions, nil)
+		}
+		t.Partitions[r.Partition] = p
+	case *PartitionChangeRecord:
+		t := img.mutableTopic(r.TopicID)
+		if t == nil || int(r.Partition) >= len(t.Partitions) || t.Partitions[r.Partition] == nil {
+			return
+		}
+		p := *t.Partitions[r.Partition]
+		if r.Leader != nil && *r.Leader != p.Leader {
+			p.Leader = *r.Leader
+			p.LeaderEpoch++
+		}
+		if r.ISR != nil {
+			p.ISR = r.ISR
+		}
+		if r.Replicas != nil {
+			p.Replicas = r.Replicas
+		}
+		p.PartitionEpoch++
+		t.Partitions[r.Partition] = &p
+	case *ConfigRecord:
+		key := ConfigResource{r.ResourceType, r.ResourceName}
+		m := maps.Clone(img.configs[key])
+		if m == nil {
+			m = map[string]string{}
+		}
+		if r.Value == nil {
+			delete(m, r.Name)
+		} else {
+			m[r.Name] = *r.Value
+		}
+		if len(m) == 0 {
+			delete(img.configs, key)
+		} else {
+			img.configs[key] = m
+		}
+	case *RemoveTopicRecord:
+		t := img.topicsByID[r.TopicID]
+		if t == nil {
+			return
+		}
+		delete(img.topicsByID, r.TopicID)
+		delete(img.topics, t.Name)
+		delete(img.configs, ConfigResource{ResourceTopic, t.Name})
+	case *ProducerIDsRecord:
+		if r.NextProducerID > img.NextProducerID {
+			img.NextProducerID = r.NextProducerID
+		}
+	}
+}
+
+// mutableTopic replaces the topic with id by a copy this image owns.
+func (img *Image) mutableTopic(id UUID) *Topic {
+	old := img.topicsByID[id]
+	if old == nil {
+		return nil
+	}
+	t := &Topic{Name: old.Name, ID: old.ID, Partitions: slices.Clone(old.Partitions)}
+	img.topicsByID[id] = t
+	img.topics[t.Name] = t
+	return t
+}

@@ -1,0 +1,215 @@
+// Package metadata holds the cluster's metadata as typed records and the
+// in-memory image built by applying them in order.
+//
+// Every change to topics, partitions, configs, brokers and producer-id blocks
+// is written as records to the metadata log (partition __cluster_metadata-0)
+// and then applied to an immutable Image; brokers answer from the newest
+// Image. On one node the log is local and durable; the Raft quorum puts
+// consensus under the same records without changing this package.
+//
+// # Record encoding
+//
+// Each metadata record is the value of one record in a RecordBatch v2 of the
+// metadata log (the key is null):
+//
+//	uvarint  record type (see RecordType)
+//	uvarint  record version (every type is at version 0 so far)
+//	bytes    the record's fields as a JSON object, to the end of the value
+//
+// JSON keeps the records readable with `samsa dump-log` and lets fields be
+// added compatibly; a decoder refuses unknown types and versions it does not
+// know, so a newer log is never half-understood.
+package metadata
+
+import (
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// RecordType identifies a metadata record's schema. The numbers follow
+// Kafka's metadata record api keys where Kafka has the same record.
+type RecordType uint16
+
+// Record types.
+const (
+	TypeRegisterBroker  RecordType = 0
+	TypeTopic           RecordType = 2
+	TypePartition       RecordType = 3
+	TypeConfig          RecordType = 4
+	TypePartitionChange RecordType = 5
+	TypeRemoveTopic     RecordType = 9
+	TypeProducerIDs     RecordType = 15
+	TypeCluster         RecordType = 1000 // Samsa: the cluster id, written once
+)
+
+// ErrCorrupt marks a metadata record that cannot be decoded.
+var ErrCorrupt = errors.New("metadata: corrupt record")
+
+// UUID is a Kafka UUID (topic id, directory id).
+type UUID [16]byte
+
+// String renders the UUID as Kafka does: URL-safe base64 without padding.
+func (u UUID) String() string { return base64.RawURLEncoding.EncodeToString(u[:]) }
+
+// IsZero reports whether u is the zero UUID.
+func (u UUID) IsZero() bool { return u == UUID{} }
+
+// MarshalText implements encoding.TextMarshaler.
+func (u UUID) MarshalText() ([]byte, error) { return []byte(u.String()), nil }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (u *UUID) UnmarshalText(b []byte) error {
+	n, err := base64.RawURLEncoding.Decode(u[:], b)
+	if err != nil || n != 16 {
+		return fmt.Errorf("%w: bad uuid %q", ErrCorrupt, b)
+	}
+	return nil
+}
+
+// Record is one typed metadata record.
+type Record interface {
+	Type() RecordType
+}
+
+// Endpoint is a listener a broker advertises.
+type Endpoint struct {
+	Name string `json:"name"`
+	Host string `json:"host"`
+	Port int32  `json:"port"`
+}
+
+// RegisterBrokerRecord registers (or re-registers) a broker and its endpoints.
+type RegisterBrokerRecord struct {
+	BrokerID  int32      `json:"brokerId"`
+	Endpoints []Endpoint `json:"endpoints"`
+	Rack      *string    `json:"rack,omitempty"`
+	Fenced    bool       `json:"fenced"`
+}
+
+// TopicRecord creates a topic.
+type TopicRecord struct {
+	Name    string `json:"name"`
+	TopicID UUID   `json:"topicId"`
+}
+
+// PartitionRecord creates a partition (or replaces its whole state).
+type PartitionRecord struct {
+	TopicID        UUID    `json:"topicId"`
+	Partition      int32   `json:"partitionId"`
+	Replicas       []int32 `json:"replicas"`
+	ISR            []int32 `json:"isr"`
+	Leader         int32   `json:"leader"`
+	LeaderEpoch    int32   `json:"leaderEpoch"`
+	PartitionEpoch int32   `json:"partitionEpoch"`
+}
+
+// PartitionChangeRecord changes the leader or ISR of a partition. Nil fields
+// are unchanged.
+type PartitionChangeRecord struct {
+	TopicID   UUID    `json:"topicId"`
+	Partition int32   `json:"partitionId"`
+	Leader    *int32  `json:"leader,omitempty"`
+	ISR       []int32 `json:"isr,omitempty"`
+	Replicas  []int32 `json:"replicas,omitempty"`
+}
+
+// Config resource types, as in DescribeConfigs.
+const (
+	ResourceTopic  int8 = 2
+	ResourceBroker int8 = 4
+)
+
+// ConfigRecord sets (Value non-nil) or removes (Value nil) a dynamic config.
+// ResourceName is a topic name, a broker id, or "" for the cluster-wide
+// broker default.
+type ConfigRecord struct {
+	ResourceType int8    `json:"resourceType"`
+	ResourceName string  `json:"resourceName"`
+	Name         string  `json:"name"`
+	Value        *string `json:"value"`
+}
+
+// RemoveTopicRecord deletes a topic and all its partitions and configs.
+type RemoveTopicRecord struct {
+	TopicID UUID `json:"topicId"`
+}
+
+// ProducerIDsRecord allocates the block of producer ids below NextProducerID
+// to BrokerID.
+type ProducerIDsRecord struct {
+	BrokerID       int32 `json:"brokerId"`
+	NextProducerID int64 `json:"nextProducerId"`
+}
+
+// ClusterRecord names the cluster. It is the first record of a new log.
+type ClusterRecord struct {
+	ClusterID string `json:"clusterId"`
+}
+
+// Type implementations.
+func (*RegisterBrokerRecord) Type() RecordType  { return TypeRegisterBroker }
+func (*TopicRecord) Type() RecordType           { return TypeTopic }
+func (*PartitionRecord) Type() RecordType       { return TypePartition }
+func (*PartitionChangeRecord) Type() RecordType { return TypePartitionChange }
+func (*ConfigRecord) Type() RecordType          { return TypeConfig }
+func (*RemoveTopicRecord) Type() RecordType     { return TypeRemoveTopic }
+func (*ProducerIDsRecord) Type() RecordType     { return TypeProducerIDs }
+func (*ClusterRecord) Type() RecordType         { return TypeCluster }
+
+const recordVersion = 0
+
+// Encode appends the encoding of r to dst.
+func Encode(dst []byte, r Record) ([]byte, error) {
+	body, err := json.Marshal(r)
+	if err != nil {
+		return dst, fmt.Errorf("metadata: encode %T: %w", r, err)
+	}
+	dst = binary.AppendUvarint(dst, uint64(r.Type()))
+	dst = binary.AppendUvarint(dst, recordVersion)
+	return append(dst, body...), nil
+}
+
+// Decode decodes one record value.
+func Decode(b []byte) (Record, error) {
+	typ, n := binary.Uvarint(b)
+	if n <= 0 {
+		return nil, fmt.Errorf("%w: bad type varint", ErrCorrupt)
+	}
+	b = b[n:]
+	version, n := binary.Uvarint(b)
+	if n <= 0 {
+		return nil, fmt.Errorf("%w: bad version varint", ErrCorrupt)
+	}
+	b = b[n:]
+	if version != recordVersion {
+		return nil, fmt.Errorf("%w: type %d version %d unknown", ErrCorrupt, typ, version)
+	}
+	var r Record
+	switch RecordType(typ) {
+	case TypeRegisterBroker:
+		r = new(RegisterBrokerRecord)
+	case TypeTopic:
+		r = new(TopicRecord)
+	case TypePartition:
+		r = new(PartitionRecord)
+	case TypePartitionChange:
+		r = new(PartitionChangeRecord)
+	case TypeConfig:
+		r = new(ConfigRecord)
+	case TypeRemoveTopic:
+		r = new(RemoveTopicRecord)
+	case TypeProducerIDs:
+		r = new(ProducerIDsRecord)
+	case TypeCluster:
+		r = new(ClusterRecord)
+	default:
+		return nil, fmt.Errorf("%w: unknown type %d", ErrCorrupt, typ)
+	}
+	if err := json.Unmarshal(b, r); err != nil {
+		return nil, fmt.Errorf("%w: type %d: %v", ErrCorrupt, typ, err)
+	}
+	return r, nil
+}

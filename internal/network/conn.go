@@ -1,0 +1,332 @@
+package network
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"sync"
+	"time"
+)
+
+// readBufferBytes is each connection's read buffer. Small requests, and
+// pipelined ones, are framed from it without a syscall each; larger bodies
+// are read straight into their own allocation, past the buffer.
+const readBufferBytes = 8 << 10
+
+// errReaderStopping is returned to the reader once Shutdown has begun.
+var errReaderStopping = errors.New("network: server shutting down")
+
+// connection is one client connection: a reader goroutine that frames
+// requests onto the server's queue and a writer goroutine that sends the
+// responses in request order.
+type connection struct {
+	server   *Server
+	netConn  net.Conn
+	info     ConnInfo
+	remoteIP string
+	// ctx is passed to Handle; cancelled when the connection closes.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	// inFlight holds a token for every request read or being read and not
+	// yet answered: the reader puts one in before reading a frame, the writer
+	// takes one out per response sent. Its capacity is
+	// MaxInFlightRequestsPerConnection, so with the default of one the reader
+	// does not read the next request until the last response has gone out.
+	inFlight chan struct{}
+	// wake tells the writer that a response may be ready or the reader has
+	// stopped. Capacity one: signals coalesce.
+	wake chan struct{}
+	// closed is closed when the connection closes.
+	closed    chan struct{}
+	closeOnce sync.Once
+
+	mu struct {
+		sync.Mutex
+		// pending are the requests queued or being handled, in arrival order;
+		// responses leave from the front.
+		// Invariant: len(pending) <= cap(inFlight).
+		pending []*Request
+		// readerStopped means no request will be added: the client closed its
+		// side or the server is shutting down. The writer closes the
+		// connection once pending is empty.
+		readerStopped bool
+		closed        bool
+	}
+}
+
+func newConnection(s *Server, netConn net.Conn, listenerName, remoteIP string) *connection {
+	c := &connection{
+		server:   s,
+		netConn:  netConn,
+		remoteIP: remoteIP,
+		info: ConnInfo{
+			ID:         s.nextConnectionID.Add(1),
+			Listener:   listenerName,
+			LocalAddr:  netConn.LocalAddr(),
+			RemoteAddr: netConn.RemoteAddr(),
+			Principal:  anonymousPrincipal,
+		},
+		inFlight: make(chan struct{}, s.cfg.MaxInFlightRequestsPerConnection),
+		wake:     make(chan struct{}, 1),
+		closed:   make(chan struct{}),
+	}
+	c.ctx, c.cancel = context.WithCancel(s.baseContext)
+	return c
+}
+
+// readLoop frames requests and queues them until the connection closes, the
+// client ends it, or the server stops reading.
+func (c *connection) readLoop() {
+	defer c.server.readers.Done()
+	s := c.server
+	reader := bufio.NewReaderSize(&socketReader{c: c}, readBufferBytes)
+	sizeBuffer := make([]byte, 4)
+	for {
+		// Wait for the next frame's first byte before waiting for an
+		// in-flight token, so that a client that goes away while its request
+		// is handled is noticed (and the handler's context cancelled) at once.
+		// At most the read buffer is read ahead; backpressure is intact.
+		if err := c.awaitFrame(reader); err != nil {
+			c.readFailed(err)
+			return
+		}
+		select {
+		case c.inFlight <- struct{}{}:
+		case <-c.closed:
+			return
+		case <-s.stopReading:
+			c.stopReading()
+			return
+		}
+		start := time.Now()
+		frame, err := readFrame(reader, s.cfg.SocketRequestMaxBytes, sizeBuffer)
+		s.counters.networkBusyNanos.Add(int64(time.Since(start)))
+		if err != nil {
+			c.readFailed(err)
+			return
+		}
+		received := time.Now()
+		header, body, err := ParseRequestHeader(frame, s.cfg.IsFlexible)
+		if err != nil {
+			s.counters.requestsRejected.Add(1)
+			c.close(slog.LevelWarn, "malformed request header", err)
+			return
+		}
+		s.counters.requestsReceived.Add(1)
+		req := &Request{
+			APIKey:        header.APIKey,
+			APIVersion:    header.APIVersion,
+			CorrelationID: header.CorrelationID,
+			ClientID:      header.ClientID,
+			Body:          body,
+			Conn:          &c.info,
+			connection:    c,
+			taggedFields:  responseHasTaggedFields(&header),
+			timings:       RequestTimings{Received: received},
+		}
+		if !c.addPending(req) || !c.enqueue(req) {
+			return
+		}
+	}
+}
+
+// awaitFrame waits until the next frame's first byte has arrived. A read
+// deadline that passes while requests are still in flight does not make the
+// connection idle, so the wait goes on.
+func (c *connection) awaitFrame(reader *bufio.Reader) error {
+	for {
+		_, err := reader.Peek(1)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, os.ErrDeadlineExceeded) || c.server.isStopping() || !c.hasPending() {
+			return err
+		}
+	}
+}
+
+// readFailed ends the reader after a failed read: gracefully (answer what is
+// pending, then close) when the client ended cleanly between frames or the
+// server is stopping, at once otherwise.
+func (c *connection) readFailed(err error) {
+	s := c.server
+	switch {
+	case errors.Is(err, errReaderStopping),
+		errors.Is(err, os.ErrDeadlineExceeded) && s.isStopping():
+		c.stopReading()
+	case errors.Is(err, io.EOF):
+		c.stopReading()
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		c.close(slog.LevelDebug, "idle longer than connections.max.idle.ms", nil)
+	case errors.Is(err, ErrFrameTooLarge), errors.Is(err, ErrFrameTooSmall):
+		s.counters.requestsRejected.Add(1)
+		c.close(slog.LevelWarn, "invalid frame size", err)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		s.counters.requestsRejected.Add(1)
+		c.close(slog.LevelInfo, "connection ended inside a frame", err)
+	default:
+		c.close(slog.LevelDebug, "read failed", err)
+	}
+}
+
+// stopReading records that no more requests will come and lets the writer
+// close the connection once the pending responses are out.
+func (c *connection) stopReading() {
+	c.mu.Lock()
+	c.mu.readerStopped = true
+	c.mu.Unlock()
+	c.signalWriter()
+}
+
+// addPending appends req to the response order; false if the connection has
+// closed.
+func (c *connection) addPending(req *Request) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.mu.closed {
+		return false
+	}
+	c.mu.pending = append(c.mu.pending, req)
+	return true
+}
+
+func (c *connection) hasPending() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.mu.pending) > 0
+}
+
+// complete records req's response and wakes the writer. A second call for
+// the same request is a handler bug; it is logged and ignored. After the
+// connection has closed the response is dropped.
+func (c *connection) complete(req *Request, resp Response) {
+	c.mu.Lock()
+	if req.responded {
+		c.mu.Unlock()
+		c.server.logger.Error("Respond called twice; second response ignored",
+			"connection", c.info.ID, "api_key", req.APIKey, "correlation_id", req.CorrelationID)
+		return
+	}
+	req.responded = true
+	if c.mu.closed {
+		c.mu.Unlock()
+		c.server.counters.responsesDropped.Add(1)
+		return
+	}
+	req.response = resp
+	req.timings.Responded = time.Now()
+	c.mu.Unlock()
+	c.signalWriter()
+}
+
+func (c *connection) signalWriter() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// takeReadyLocked moves the answered requests at the front of pending to
+// ready, stopping after a response that closes the connection. drained
+// reports that the reader has stopped and nothing is pending.
+func (c *connection) takeReadyLocked(ready []*Request) (_ []*Request, closeAfter, drained bool) {
+	taken := 0
+	for _, req := range c.mu.pending {
+		if !req.responded {
+			break
+		}
+		ready = append(ready, req)
+		taken++
+		if req.response.Close {
+			closeAfter = true
+			break
+		}
+	}
+	clear(c.mu.pending[:taken])
+	c.mu.pending = c.mu.pending[taken:]
+	if len(c.mu.pending) == 0 {
+		c.mu.pending = c.mu.pending[:0:0]
+	}
+	return ready, closeAfter, c.mu.readerStopped && len(c.mu.pending) == 0
+}
+
+func (c *connection) isClosed() bool {
+	select {
+	case <-c.closed:
+		return true
+	default:
+		return false
+	}
+}
+
+// close closes the connection at once, dropping pending responses, and
+// logs why at level. Later calls do nothing.
+func (c *connection) close(level slog.Level, reason string, err error) {
+	c.closeOnce.Do(func() {
+		c.mu.Lock()
+		c.mu.closed = true
+		dropped := 0
+		for _, req := range c.mu.pending {
+			if req.responded {
+				dropped++
+			}
+		}
+		c.mu.pending = nil
+		c.mu.Unlock()
+		c.server.counters.responsesDropped.Add(uint64(dropped))
+
+		close(c.closed)
+		c.cancel()
+		c.netConn.Close()
+		attrs := []any{"connection", c.info.ID, "listener", c.info.Listener,
+			"remote", c.info.RemoteAddr.String(), "reason", reason}
+		if err != nil {
+			attrs = append(attrs, "error", err)
+		}
+		c.server.logger.Log(context.Background(), level, "closing connection", attrs...)
+		c.server.unregister(c)
+	})
+}
+
+// socketReader reads the socket for the reader's buffer, keeping the read
+// deadline at connections.max.idle.ms from the latest read and checking for
+// shutdown after each deadline change (see Server.stopGracefully).
+type socketReader struct {
+	c *connection
+	// deadlineSetAt is when the read deadline was last moved. Moving it on
+	// every read would cost a timer update per syscall, so it is moved once
+	// a sixteenth of the idle timeout has passed.
+	deadlineSetAt time.Time
+}
+
+func (r *socketReader) Read(p []byte) (int, error) {
+	s := r.c.server
+	if idle := s.idleTimeout; idle > 0 {
+		now := time.Now()
+		if now.Sub(r.deadlineSetAt) > idle/16 {
+			r.c.netConn.SetReadDeadline(now.Add(idle))
+			r.deadlineSetAt = now
+		}
+	}
+	if s.isStopping() {
+		return 0, errReaderStopping
+	}
+	n, err := r.c.netConn.Read(p)
+	s.counters.bytesReceived.Add(uint64(n))
+	return n, err
+}
+
+// isStopping reports whether Shutdown has stopped reading.
+func (s *Server) isStopping() bool {
+	select {
+	case <-s.stopReading:
+		return true
+	default:
+		return false
+	}
+}

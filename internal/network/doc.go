@@ -1,0 +1,49 @@
+// Package network is Samsa's socket server: listeners, connections, Kafka
+// request framing and header parsing, the one shared bounded request queue,
+// the handler pool, and the ordered response writer (with sendfile for file
+// regions). It knows nothing of individual APIs: it hands a Handler the
+// parsed request header and the undecoded body, and writes back whatever
+// body the handler responds with.
+//
+// # Request frame (all integers big-endian)
+//
+//	offset  size  field
+//	     0     4  size            bytes after this field; 8 <= size <= socket.request.max.bytes
+//	     4     2  request_api_key
+//	     6     2  request_api_version
+//	     8     4  correlation_id
+//	    12     2  client_id length, -1 for null (a non-compact string even in header v2)
+//	    14     n  client_id bytes
+//	     .     .  header v2 only (flexible versions): tagged fields
+//	                uvarint count, then count times: uvarint tag, uvarint size, size bytes
+//	     .     .  request body (Request.Body)
+//
+// # Response frame
+//
+//	offset  size  field
+//	     0     4  size            bytes after this field
+//	     4     4  correlation_id  copied from the request
+//	     8     1  header v1 only: 0x00, an empty tagged-field section; sent for
+//	              flexible versions of every API except ApiVersions (key 18),
+//	              whose response header is always v0 so that a client can read it
+//	              before it knows which versions the broker speaks
+//	     .     .  response body (Response.Chunks, in order)
+//
+// # The path of a request
+//
+// Each connection has a reader goroutine and a writer goroutine. The reader
+// frames a request, parses its header and puts it on the server's one request
+// queue (queued.max.requests); when the queue is full the reader blocks and so
+// stops reading its socket, which pushes back on the client through TCP.
+// num.io.threads handler goroutines take requests off the queue and call
+// Handler.Handle. Request.Respond may be called from any goroutine; the writer
+// sends responses strictly in the order the requests arrived.
+//
+// Like Kafka, which mutes a channel from the moment a request is read until
+// its response is sent, a connection by default has one request in flight:
+// the reader does not read the next frame until the writer has sent the
+// previous response. Idempotent producers depend on this: five pipelined
+// Produce requests to one partition must be appended in the order they were
+// sent. Config.MaxInFlightRequestsPerConnection raises the limit for callers
+// that know their requests are independent; responses stay in order either way.
+package network

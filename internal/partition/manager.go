@@ -1,0 +1,169 @@
+package partition
+
+import (
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/samsa-streaming/samsa/internal/config"
+	"github.com/samsa-streaming/samsa/internal/log"
+	"github.com/samsa-streaming/samsa/internal/metadata"
+)
+
+// TopicConfigFunc resolves the effective configuration of a topic.
+type TopicConfigFunc func(img *metadata.Image, topic string) *config.TopicConfig
+
+// Manager hosts the partitions this node leads, creating, reconfiguring and
+// deleting their logs as the metadata image changes.
+type Manager struct {
+	nodeID    int32
+	logs      *log.Manager
+	topicConfig TopicConfigFunc
+	logger    *slog.Logger
+	// reserved are topics whose logs the manager must leave alone (the
+	// metadata log).
+	reserved map[string]bool
+
+	mu struct {
+		sync.RWMutex
+		partitions map[log.TopicPartition]*Partition
+	}
+}
+
+// NewManager returns a manager over logs.
+func NewManager(nodeID int32, logs *log.Manager, topicConfig TopicConfigFunc, reserved []string, logger *slog.Logger) *Manager {
+	m := &Manager{nodeID: nodeID, logs: logs, topicConfig: topicConfig, logger: logger, reserved: map[string]bool{}}
+	for _, r := range reserved {
+		m.reserved[r] = true
+	}
+	m.mu.partitions = map[log.TopicPartition]*Partition{}
+	return m
+}
+
+// Get returns the hosted partition, or nil.
+func (m *Manager) Get(topic string, index int32) *Partition {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.mu.partitions[log.TopicPartition{Topic: topic, Partition: index}]
+}
+
+// All returns every hosted partition.
+func (m *Manager) All() []*Partition {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	out := make([]*Partition, 0, len(m.mu.partitions))
+	for _, p := range m.mu.partitions {
+		out = append(out, p)
+	}
+	return out
+}
+
+// Reconcile makes the hosted partitions match img: it opens or creates the
+// logs of partitions this node leads, updates their configs and leader
+// epochs, and deletes the logs of topics that no longer exist.
+func (m *Manager) Reconcile(old, img *metadata.Image) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var firstErr error
+	keep := map[log.TopicPartition]bool{}
+	for _, name := range img.TopicNames() {
+		t := img.Topic(name)
+		configChanged := old == nil || !sameConfigs(old.Configs(metadata.ResourceTopic, name), img.Configs(metadata.ResourceTopic, name))
+		var cfg *config.TopicConfig
+		cfgResolved := false
+		for _, pm := range t.Partitions {
+			if pm == nil || pm.Leader != m.nodeID {
+				continue
+			}
+			tp := log.TopicPartition{Topic: name, Partition: pm.Partition}
+			keep[tp] = true
+			p := m.mu.partitions[tp]
+			if p != nil && p.TopicID != t.ID {
+				// The topic was deleted and re-created with the same name.
+				m.deleteLocked(tp, p)
+				p = nil
+			}
+			if !cfgResolved {
+				cfg = m.topicConfig(img, name)
+				cfgResolved = true
+			}
+			if p == nil {
+				l := m.logs.Get(tp)
+				if l == nil {
+					var err error
+					l, err = m.logs.Create(tp, t.ID, LogConfig(cfg))
+					if err != nil {
+						if firstErr == nil {
+							firstErr = fmt.Errorf("partition: create %s-%d: %w", name, pm.Partition, err)
+						}
+						continue
+					}
+				} else {
+					l.UpdateConfig(LogConfig(cfg))
+				}
+				p = New(name, pm.Partition, t.ID, l, pm.LeaderEpoch)
+				p.config.Store(cfg)
+				m.mu.partitions[tp] = p
+				continue
+			}
+			if configChanged {
+				p.Log.UpdateConfig(LogConfig(cfg))
+				p.config.Store(cfg)
+			}
+			p.SetLeaderEpoch(pm.LeaderEpoch)
+		}
+	}
+	for tp, p := range m.mu.partitions {
+		if !keep[tp] {
+			m.deleteLocked(tp, p)
+		}
+	}
+	// Logs on disk for topics that no longer exist (deleted while down).
+	for _, l := range m.logs.All() {
+		tp := l.TopicPartition()
+		if !keep[tp] && !m.reserved[tp.Topic] && img.Topic(tp.Topic) == nil {
+			if err := m.logs.Delete(tp); err != nil {
+				m.logger.Warn("delete stray log", "partition", tp, "err", err)
+			}
+		}
+	}
+	return firstErr
+}
+
+func (m *Manager) deleteLocked(tp log.TopicPartition, p *Partition) {
+	delete(m.mu.partitions, tp)
+	p.Notify()
+	if err := m.logs.Delete(tp); err != nil {
+		m.logger.Warn("delete log", "partition", tp, "err", err)
+	}
+}
+
+func sameConfigs(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+// LogConfig maps a topic's configuration to its log's settings.
+func LogConfig(tc *config.TopicConfig) log.Config {
+	return log.Config{
+		SegmentBytes:       int64(tc.SegmentBytes),
+		SegmentMs:          tc.SegmentMs,
+		SegmentJitterMs:    tc.SegmentJitterMs,
+		SegmentIndexBytes:  tc.SegmentIndexBytes,
+		IndexIntervalBytes: tc.IndexIntervalBytes,
+		FlushMessages:      tc.FlushMessages,
+		FlushMs:            tc.FlushMs,
+		RetentionMs:        tc.RetentionMs,
+		RetentionBytes:     tc.RetentionBytes,
+		FileDeleteDelayMs:  tc.FileDeleteDelayMs,
+		Preallocate:        tc.Preallocate,
+		RetentionDelete:    tc.Delete(),
+	}
+}

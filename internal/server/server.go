@@ -1,0 +1,237 @@
+// Package server assembles a Samsa node from its configuration: storage,
+// the metadata log and controller, the hosted partitions, the API handlers
+// and the network listeners.
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/samsa-streaming/samsa/internal/api"
+	"github.com/samsa-streaming/samsa/internal/config"
+	"github.com/samsa-streaming/samsa/internal/controller"
+	"github.com/samsa-streaming/samsa/internal/log"
+	"github.com/samsa-streaming/samsa/internal/metadata"
+	"github.com/samsa-streaming/samsa/internal/network"
+	"github.com/samsa-streaming/samsa/internal/partition"
+	"github.com/samsa-streaming/samsa/internal/vfs"
+)
+
+// Node is a running Samsa node.
+type Node struct {
+	cfg        *config.Broker
+	logger     *slog.Logger
+	logs       *log.Manager
+	journal    *logJournal
+	controller *controller.Controller
+	partitions *partition.Manager
+	broker     *api.Broker
+	network    *network.Server
+	cancel     context.CancelFunc
+	// clientListeners are the listeners bound for clients, in the order of
+	// network.Server.Addrs.
+	clientListeners []config.Listener
+}
+
+// Options are the parts of a node that are not configuration.
+type Options struct {
+	Logger *slog.Logger
+	FS     vfs.FS
+}
+
+// Run starts a node with cfg and serves until ctx is cancelled, then shuts
+// down gracefully.
+func Run(ctx context.Context, cfg *config.Broker) error {
+	n, err := Start(cfg, Options{})
+	if err != nil {
+		return err
+	}
+	<-ctx.Done()
+	n.logger.Info("shutting down")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return n.Shutdown(shutdownCtx)
+}
+
+// Start opens the node's storage, replays its metadata and starts serving.
+func Start(cfg *config.Broker, opts Options) (*Node, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	}
+	if opts.FS == nil {
+		opts.FS = vfs.Default
+	}
+	n := &Node{cfg: cfg, logger: opts.Logger}
+	clusterID := cfg.ClusterID
+	if clusterID == "" {
+		clusterID = newClusterID()
+	}
+	logs, err := log.NewManager(opts.FS, cfg.LogDirs, log.ManagerOptions{
+		NodeID:                   cfg.NodeID,
+		ClusterID:                clusterID,
+		RetentionCheckIntervalMs: cfg.LogRetentionCheckIntervalMs,
+		FlushCheckIntervalMs:     cfg.LogFlushSchedulerIntervalMs,
+		CheckpointIntervalMs:     int64(cfg.LogFlushOffsetCheckpointIntervalMs),
+		Logger:                   n.logger,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open log dirs: %w", err)
+	}
+	n.logs = logs
+	if err := logs.LoadAll(); err != nil {
+		logs.Shutdown()
+		return nil, fmt.Errorf("load logs: %w", err)
+	}
+	if id := logs.ClusterID(); id != "" {
+		clusterID = id
+	}
+
+	n.journal, err = openJournal(logs)
+	if err != nil {
+		logs.Shutdown()
+		return nil, err
+	}
+	n.controller, err = controller.New(controller.Config{
+		NodeID:                   cfg.NodeID,
+		DefaultNumPartitions:     cfg.NumPartitions,
+		DefaultReplicationFactor: cfg.DefaultReplicationFactor,
+		DeleteTopicEnable:        cfg.DeleteTopicEnable,
+		ValidateTopicConfigs:     config.ValidateTopicConfigs,
+		Logger:                   n.logger,
+	}, n.journal)
+	if err != nil {
+		logs.Shutdown()
+		return nil, fmt.Errorf("replay metadata: %w", err)
+	}
+
+	n.broker = &api.Broker{
+		NodeID:       cfg.NodeID,
+		StaticConfig: cfg,
+		Controller:   n.controller,
+		Logger:       n.logger,
+		Now:          time.Now,
+	}
+	n.partitions = partition.NewManager(cfg.NodeID, logs, n.topicConfig, []string{controller.MetadataTopic}, n.logger)
+	n.controller.OnChange(func(old, next *metadata.Image) {
+		if err := n.partitions.Reconcile(old, next); err != nil {
+			n.logger.Error("apply metadata", "err", err)
+		}
+	})
+	n.broker.Partitions = n.partitions
+	if err := n.partitions.Reconcile(nil, n.controller.Image()); err != nil {
+		logs.Shutdown()
+		return nil, err
+	}
+
+	var listeners []network.ListenerSpec
+	for _, l := range cfg.Listeners {
+		if isControllerListener(cfg, l.Name) {
+			continue
+		}
+		n.clientListeners = append(n.clientListeners, l)
+		listeners = append(listeners, network.ListenerSpec{Name: l.Name, Address: net.JoinHostPort(l.Host, strconv.Itoa(l.Port))})
+	}
+	n.network, err = network.NewServer(network.Config{
+		Listeners:                listeners,
+		NumNetworkThreads:        int(cfg.NumNetworkThreads),
+		NumIOThreads:             int(cfg.NumIOThreads),
+		QueuedMaxRequests:        int(cfg.QueuedMaxRequests),
+		SocketRequestMaxBytes:    cfg.SocketRequestMaxBytes,
+		ConnectionsMaxIdleMs:     cfg.ConnectionsMaxIdleMs,
+		MaxConnections:           int(cfg.MaxConnections),
+		MaxConnectionsPerIP:      int(cfg.MaxConnectionsPerIP),
+		SocketSendBufferBytes:    int(cfg.SocketSendBufferBytes),
+		SocketReceiveBufferBytes: int(cfg.SocketReceiveBufferBytes),
+	}, n.broker, n.logger)
+	if err != nil {
+		logs.Shutdown()
+		return nil, err
+	}
+	if err := n.network.Start(); err != nil {
+		logs.Shutdown()
+		return nil, err
+	}
+	if err := n.controller.Bootstrap(clusterID, n.registration()); err != nil {
+		n.network.Shutdown(context.Background())
+		logs.Shutdown()
+		return nil, fmt.Errorf("register broker: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	n.cancel = cancel
+	logs.Start(ctx)
+	for _, a := range n.network.Addrs() {
+		n.logger.Info("samsa listening", "address", a.String(), "node.id", cfg.NodeID, "cluster.id", n.controller.Image().ClusterID, "log.dirs", cfg.LogDirs)
+	}
+	return n, nil
+}
+
+// Addrs are the bound client listener addresses.
+func (n *Node) Addrs() []net.Addr { return n.network.Addrs() }
+
+// Shutdown stops accepting, finishes in-flight requests, flushes the logs
+// and writes the clean-shutdown marker.
+func (n *Node) Shutdown(ctx context.Context) error {
+	errNet := n.network.Shutdown(ctx)
+	if n.cancel != nil {
+		n.cancel()
+	}
+	errLogs := n.logs.Shutdown()
+	return errors.Join(errNet, errLogs)
+}
+
+// registration describes this node's advertised endpoints. A listener
+// bound to port 0 advertises the port it actually got.
+func (n *Node) registration() metadata.RegisterBrokerRecord {
+	reg := metadata.RegisterBrokerRecord{BrokerID: n.cfg.NodeID}
+	bound := map[string]int{}
+	for i, a := range n.network.Addrs() {
+		if tcp, ok := a.(*net.TCPAddr); ok && i < len(n.clientListeners) {
+			bound[n.clientListeners[i].Name] = tcp.Port
+		}
+	}
+	for _, l := range n.cfg.AdvertisedListeners {
+		if isControllerListener(n.cfg, l.Name) {
+			continue
+		}
+		port := l.Port
+		if port == 0 {
+			port = bound[l.Name]
+		}
+		host := l.Host
+		if host == "" || host == "0.0.0.0" || host == "::" {
+			host = "127.0.0.1"
+		}
+		reg.Endpoints = append(reg.Endpoints, metadata.Endpoint{Name: l.Name, Host: host, Port: int32(port)})
+	}
+	return reg
+}
+
+func isControllerListener(cfg *config.Broker, name string) bool {
+	for _, c := range cfg.ControllerListenerNames {
+		if c == name {
+			return true
+		}
+	}
+	return false
+}
+
+// topicConfig resolves a topic's storage settings from the broker defaults
+// and the topic's dynamic overrides.
+func (n *Node) topicConfig(img *metadata.Image, topic string) *config.TopicConfig {
+	tc := n.broker.ConfigFor(img).ResolveTopic(img.Configs(metadata.ResourceTopic, topic))
+	return &tc
+}
+
+func newClusterID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
