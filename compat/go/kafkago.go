@@ -372,12 +372,15 @@ func startKgMember(ctx context.Context, e *env, topic, group string) (*kgMember,
 		for {
 			gen, err := cg.Next(ctx)
 			if err != nil {
-				if !errors.Is(err, kafka.ErrGroupClosed) && ctx.Err() == nil {
-					m.mu.Lock()
-					m.err = err
-					m.mu.Unlock()
+				if errors.Is(err, kafka.ErrGroupClosed) || ctx.Err() != nil {
+					return
 				}
-				return
+				// The group keeps running and retries (as a group
+				// Reader does); keep the error for the report.
+				m.mu.Lock()
+				m.err = err
+				m.mu.Unlock()
+				continue
 			}
 			m.mu.Lock()
 			m.gen, m.held = gen, nil

@@ -110,6 +110,7 @@ func produceToPartition(b *Broker, req *kmsg.ProduceRequest, topic string, rp *k
 		}
 		return
 	}
+	b.Metrics.BytesIn(topic, len(rp.Records), int64(h.RecordCount))
 	sp.BaseOffset = res.BaseOffset
 	sp.LogAppendTime = res.LogAppendTime
 	sp.LogStartOffset = res.LogStartOffset

@@ -174,8 +174,15 @@ func checkLeaderEpoch(p *partition.Partition, requested int32) int16 {
 	return 0
 }
 
-// park waits for data or the deadline.
+// park waits for data or the deadline. A broker that is shutting down does
+// not park: it answers at once with what there is.
 func (op *fetchOp) park() {
+	op.b.parked.Store(op, struct{}{})
+	op.b.Metrics.FetchParkedAdd(1)
+	if op.b.closing.Load() {
+		op.expire()
+		return
+	}
 	for _, t := range op.targets {
 		if p := op.b.Partitions.Get(t.topic, t.partition); p != nil {
 			op.unwatch = append(op.unwatch, p.Watch(op.trigger))
@@ -229,10 +236,16 @@ func (op *fetchOp) complete(results []fetchPartitionResult) {
 	for _, u := range op.unwatch {
 		u()
 	}
+	if _, parked := op.b.parked.LoadAndDelete(op); parked {
+		op.b.Metrics.FetchParkedAdd(-1)
+	}
 	op.respond(results)
 }
 
 func (op *fetchOp) respond(results []fetchPartitionResult) {
+	for i := range results {
+		op.b.Metrics.BytesOut(results[i].topic, results[i].bytes)
+	}
 	sessionID := int32(0)
 	if op.session != nil {
 		sessionID = op.session.id

@@ -33,7 +33,6 @@ func handleMetadata(b *Broker, c *call, r kmsg.Request) {
 	resp := kmsg.NewPtrMetadataResponse()
 	resp.ClusterID = strptr(img.ClusterID)
 	resp.ControllerID = b.NodeID
-	resp.ClusterAuthorizedOperations = authorizedOperationsOmitted
 	resp.Brokers = brokerList(img, c.req.Conn.Listener)
 
 	allTopics := req.Topics == nil || (c.version == 0 && len(req.Topics) == 0)

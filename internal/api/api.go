@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"sort"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/samsa-streaming/samsa/internal/config"
 	"github.com/samsa-streaming/samsa/internal/controller"
 	"github.com/samsa-streaming/samsa/internal/metadata"
+	"github.com/samsa-streaming/samsa/internal/metrics"
 	"github.com/samsa-streaming/samsa/internal/network"
 	"github.com/samsa-streaming/samsa/internal/partition"
 )
@@ -33,6 +35,8 @@ type Broker struct {
 	Controller *controller.Controller
 	Partitions *partition.Manager
 	Groups     GroupCoordinator
+	// Metrics, when set, counts bytes and records in and out per topic.
+	Metrics *metrics.Metrics
 	Logger     *slog.Logger
 	// Now is the clock; tests may replace it.
 	Now func() time.Time
@@ -40,6 +44,21 @@ type Broker struct {
 	sessions    fetchSessionCache
 	producerIDs producerIDBlock
 	effective   atomic.Pointer[effectiveConfig]
+	// parked holds the delayed operations waiting in the purgatory, so a
+	// shutdown can complete them; closing stops new ones from parking.
+	parked  sync.Map // *fetchOp -> struct{}
+	closing atomic.Bool
+}
+
+// BeginShutdown completes every parked request with what it has now and
+// makes new ones answer at once, so a graceful shutdown does not wait for
+// long-poll deadlines.
+func (b *Broker) BeginShutdown() {
+	b.closing.Store(true)
+	b.parked.Range(func(key, _ any) bool {
+		key.(*fetchOp).expire()
+		return true
+	})
 }
 
 // effectiveConfig is the broker config with the dynamic overrides of the

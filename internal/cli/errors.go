@@ -138,7 +138,11 @@ func (o *globalOptions) explainUnreachable(err error) string {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Sprintf("%s: timed out after %s waiting for the cluster at %s", operationOf(err), o.requestTimeout, o.bootstrapList())
 	}
-	return fmt.Sprintf("%s: cannot reach the cluster at %s: %v", operationOf(err), o.bootstrapList(), rootCause(err))
+	cause := error(err)
+	if netErr, ok := errors.AsType[*net.OpError](err); ok {
+		cause = rootCause(netErr)
+	}
+	return fmt.Sprintf("%s: cannot reach the cluster at %s: %v", operationOf(err), o.bootstrapList(), cause)
 }
 
 // operationOf returns the text before the first ": " of err, which by

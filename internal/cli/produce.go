@@ -21,6 +21,10 @@ import (
 // MESSAGE_TOO_LARGE.
 const produceLineBytesMax = 16 << 20
 
+// recordDeliveryTimeoutMin is the shortest record delivery timeout franz-go
+// accepts; a shorter --timeout still bounds the first metadata lookup.
+const recordDeliveryTimeoutMin = time.Second
+
 type produceOptions struct {
 	file         string
 	parseKey     bool
@@ -81,7 +85,7 @@ func (p *produceOptions) producerOptions(cmd *cobra.Command, topic string, recor
 	usage := func(format string, args ...any) error { return newUsageError(cmd.CommandPath(), format, args...) }
 	opts := []kgo.Opt{
 		kgo.DefaultProduceTopic(topic),
-		kgo.RecordDeliveryTimeout(recordTimeout),
+		kgo.RecordDeliveryTimeout(max(recordTimeout, recordDeliveryTimeoutMin)),
 	}
 	var acks kgo.Acks
 	switch p.acks {

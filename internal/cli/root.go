@@ -52,11 +52,8 @@ func Execute() {
 // A failure is reported on stderr as a single "error: ..." line.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	opts := newGlobalOptions()
-	root := newRootCommand(opts)
+	root := newRootCommand(opts, stdin, stdout, stderr)
 	root.SetArgs(args)
-	root.SetIn(stdin)
-	root.SetOut(stdout)
-	root.SetErr(stderr)
 	if err := root.ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(stderr, opts.formatError(err))
 		return 1
@@ -64,8 +61,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	return 0
 }
 
-// newRootCommand builds the whole samsa command tree around opts.
-func newRootCommand(opts *globalOptions) *cobra.Command {
+// newRootCommand builds the whole samsa command tree around opts, writing
+// to the given streams.
+func newRootCommand(opts *globalOptions, stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "samsa",
 		Short: "Samsa: a Kafka-compatible event streaming broker and its tools",
@@ -85,6 +83,11 @@ against Samsa or any Kafka cluster.`,
 			return opts.resolve(cmd)
 		},
 	}
+	// Set the streams before adding cobra's completion command, which
+	// captures the output stream when it is created.
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return usageError{err: err, commandPath: cmd.CommandPath()}
 	})

@@ -10,7 +10,8 @@ import (
 
 // Broker is the typed, validated configuration of one Samsa broker. Load
 // builds it; WithDynamic derives a copy with dynamic overrides applied. A
-// Broker is immutable once built and safe to share between goroutines.
+// Broker is immutable once built and safe to share between goroutines;
+// callers must not modify its slices and maps.
 //
 // Field names follow Kafka's keys; every field is filled from the key tables
 // in keys.go, except the derived fields noted below.
@@ -186,6 +187,10 @@ type QuorumVoter struct {
 	Port   int
 }
 
+// nonConfigEnv are SAMSA_ variables other Samsa commands read; Load skips
+// them without a warning.
+var nonConfigEnv = []string{"SAMSA_BROKERS"}
+
 // Load reads the broker configuration. Sources, lowest precedence first:
 // the key defaults, the server.properties file at path ("" for none),
 // SAMSA_<KEY> variables in environ (os.Environ form), and overrides, each
@@ -225,6 +230,9 @@ func Load(path string, overrides []string, environ []string) (*Broker, []string,
 			continue
 		}
 		i, known := envKeyIndex[name]
+		if !known && contains(nonConfigEnv, name) {
+			continue
+		}
 		if !known {
 			warnings = append(warnings, fmt.Sprintf("environment: %s does not name a configuration key and is ignored", name))
 			continue
@@ -242,9 +250,9 @@ func Load(path string, overrides []string, environ []string) (*Broker, []string,
 		set(key, value, "--override")
 	}
 
-	for key, raw := range static {
+	for _, key := range sortedNames(static) {
 		k := brokerKeys[brokerKeyIndex[key]]
-		value, err := k.validate(raw)
+		value, err := k.validate(static[key])
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", origin[key], err)
 		}
@@ -271,7 +279,8 @@ func Load(path string, overrides []string, environ []string) (*Broker, []string,
 func (b *Broker) WithDynamic(perBroker, clusterDefault map[string]string) (*Broker, error) {
 	normalized := func(layer map[string]string) (map[string]string, error) {
 		out := make(map[string]string, len(layer))
-		for key, raw := range layer {
+		for _, key := range sortedNames(layer) {
+			raw := layer[key]
 			i, ok := brokerKeyIndex[key]
 			if !ok {
 				return nil, &Error{Kind: ErrUnknownKey, Key: key, Message: "Unknown broker config name: " + key}
@@ -352,7 +361,25 @@ func build(static, dynamicDefault, dynamicBroker map[string]string) (*Broker, er
 	if err := b.validateRelations(); err != nil {
 		return nil, err
 	}
+	if invariantsEnabled {
+		b.checkInvariants()
+	}
 	return b, nil
+}
+
+// checkInvariants panics if the effective values disagree with the layers.
+func (b *Broker) checkInvariants() {
+	for i := range brokerKeys {
+		k := &brokerKeys[i]
+		want, ok := b.layered(k.Name)
+		if !ok && !k.NoDefault {
+			want, ok = k.Default, true
+		}
+		got, present := b.effective[k.Name]
+		if present != ok || got != want {
+			panic(fmt.Sprintf("config: effective %s = %q (%v), layers give %q (%v)", k.Name, got, present, want, ok))
+		}
+	}
 }
 
 // layered returns the value set for key by a dynamic or static layer.
@@ -543,4 +570,15 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// sortedNames returns the keys of m in order, so that of several bad keys
+// the same one is always reported.
+func sortedNames(m map[string]string) []string {
+	names := make([]string, 0, len(m))
+	for name := range m {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
 }

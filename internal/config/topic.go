@@ -199,12 +199,16 @@ func ValidateTopicConfigs(m map[string]*string) error {
 		names = append(names, name)
 	}
 	sort.Strings(names)
-	values := make(map[string]string, len(m))
+	// Names first, as Kafka's LogConfig.validateNames runs before any value
+	// is parsed.
 	for _, name := range names {
-		i, ok := topicKeyIndex[name]
-		if !ok {
+		if _, ok := topicKeyIndex[name]; !ok {
 			return &Error{Kind: ErrUnknownKey, Key: name, Message: "Unknown topic config name: " + name}
 		}
+	}
+	values := make(map[string]string, len(m))
+	for _, name := range names {
+		i := topicKeyIndex[name]
 		if m[name] == nil {
 			return &Error{Kind: ErrInvalidValue, Key: name, Message: "Null value not supported for topic configs: " + name}
 		}

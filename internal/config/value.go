@@ -105,8 +105,13 @@ func javaDouble(f float64) string {
 	if !strings.Contains(mantissa, ".") {
 		mantissa += ".0"
 	}
-	exponent = strings.TrimPrefix(exponent, "+")
-	return mantissa + "E" + exponent
+	sign := ""
+	if strings.HasPrefix(exponent, "-") {
+		sign = "-"
+	}
+	// Go pads the exponent to two digits; Java does not.
+	exponent = strings.TrimLeft(exponent, "+-0")
+	return mantissa + "E" + sign + exponent
 }
 
 // atLeast is Kafka's Range.atLeast for INT, SHORT and LONG keys.

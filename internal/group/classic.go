@@ -549,7 +549,8 @@ func (g *classicGroup) assignments() map[string][]byte {
 // metadataValue is the GroupMetadataValue that persists the group with the
 // given assignment.
 func (g *classicGroup) metadataValue(assignment map[string][]byte) *kmsg.GroupMetadataValue {
-	v := kmsg.NewPtrGroupMetadataValue()
+	v := new(kmsg.GroupMetadataValue)
+	v.Default()
 	v.ProtocolType = g.protocolType
 	v.Generation = g.generation
 	v.Protocol = optionalString(g.protocolName, g.hasProtocolName)

@@ -192,6 +192,9 @@ func (c *connection) addPending(req *Request) bool {
 		return false
 	}
 	c.mu.pending = append(c.mu.pending, req)
+	if invariantsEnabled && len(c.mu.pending) > cap(c.inFlight) {
+		panic("network: more requests pending than in-flight tokens")
+	}
 	return true
 }
 

@@ -93,9 +93,10 @@ type Stats struct {
 	HandlerIdle  time.Duration
 	HandlerBusy  time.Duration
 	NumIOThreads int
-	// NetworkBusy is the total time readers spent framing and parsing
-	// requests after their first bytes arrived, and writers spent writing
-	// responses. It includes waiting for a slow peer mid-frame.
+	// NetworkBusy is the total time readers spent reading requests after
+	// their first bytes arrived, and writers spent writing responses. It
+	// includes waits for a slow peer (mid-frame, or a full socket buffer), so
+	// the network idle ratio it gives understates idleness under slow clients.
 	NetworkBusy       time.Duration
 	NumNetworkThreads int
 }

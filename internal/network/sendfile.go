@@ -126,18 +126,18 @@ func (c *connection) copyFileRegion(chunk *Chunk) error {
 	position, end := chunk.Offset, chunk.Offset+chunk.Length
 	for position < end {
 		want := buffer[:min(int64(len(buffer)), end-position)]
-		n, err := chunk.File.ReadAt(want, position)
-		if n < len(want) {
-			if err == nil || err == io.EOF {
-				err = fmt.Errorf("%w: ended at %d, expected %d", errRegionTruncated, position+int64(n), end)
-			}
-			return err
-		}
-		written, err := c.netConn.Write(want)
+		n, readErr := chunk.File.ReadAt(want, position)
+		written, err := c.netConn.Write(want[:n])
 		c.server.counters.bytesSent.Add(uint64(written))
 		c.server.counters.copiedFileBytes.Add(uint64(written))
 		if err != nil {
 			return err
+		}
+		if n < len(want) {
+			if readErr == nil || readErr == io.EOF {
+				readErr = fmt.Errorf("%w: ended at %d, expected %d", errRegionTruncated, position+int64(n), end)
+			}
+			return readErr
 		}
 		position += int64(n)
 	}

@@ -166,7 +166,7 @@ func (s *Server) controlListenSocket(network, address string, raw syscall.RawCon
 	return errors.Join(err, setErr)
 }
 
-// Addrs returns the bound address of each listener, in Config order; nil
+// Addrs returns the bound address of each listener, in Config order; empty
 // before Start. With port 0 in the config, this is where the port is found.
 func (s *Server) Addrs() []net.Addr {
 	s.mu.Lock()

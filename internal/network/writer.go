@@ -84,6 +84,9 @@ func (c *connection) finish(written []*Request, ok bool) {
 		select {
 		case <-c.inFlight:
 		default:
+			if invariantsEnabled {
+				panic("network: response sent without an in-flight token")
+			}
 		}
 		if !ok {
 			continue

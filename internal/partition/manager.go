@@ -119,8 +119,7 @@ func (m *Manager) Reconcile(old, img *metadata.Image) error {
 		}
 	}
 	// Logs on disk for topics that no longer exist (deleted while down).
-	for _, l := range m.logs.All() {
-		tp := l.TopicPartition()
+	for tp := range m.logs.All() {
 		if !keep[tp] && !m.reserved[tp.Topic] && img.Topic(tp.Topic) == nil {
 			if err := m.logs.Delete(tp); err != nil {
 				m.logger.Warn("delete stray log", "partition", tp, "err", err)

@@ -25,11 +25,6 @@ type Partition struct {
 	TopicID metadata.UUID
 	Log     *log.Log
 
-	// highWatermark is the offset below which records are committed and
-	// visible to consumers. With one replica it equals the log end offset.
-	// Invariant: LogStartOffset <= highWatermark <= LogEndOffset.
-	highWatermark atomic.Int64
-
 	mu struct {
 		sync.Mutex
 		leaderEpoch int32
@@ -48,16 +43,19 @@ func New(topic string, index int32, topicID metadata.UUID, l *log.Log, leaderEpo
 	p := &Partition{Topic: topic, Index: index, TopicID: topicID, Log: l}
 	p.mu.leaderEpoch = leaderEpoch
 	p.mu.producers = map[int64]*producerState{}
-	p.highWatermark.Store(l.LogEndOffset())
+	// With one replica every appended record is committed.
+	l.UpdateHighWatermark(l.LogEndOffset())
 	return p
 }
 
-// HighWatermark is the committed offset.
-func (p *Partition) HighWatermark() int64 { return p.highWatermark.Load() }
+// HighWatermark is the offset below which records are committed and visible
+// to consumers. With one replica it equals the log end offset.
+// Invariant: LogStartOffset <= HighWatermark <= LogEndOffset.
+func (p *Partition) HighWatermark() int64 { return p.Log.HighWatermark() }
 
 // LastStableOffset is the offset below which no transaction is open. Until
 // transactions land it equals the high watermark.
-func (p *Partition) LastStableOffset() int64 { return p.highWatermark.Load() }
+func (p *Partition) LastStableOffset() int64 { return p.Log.HighWatermark() }
 
 // LeaderEpoch is the current leader epoch.
 func (p *Partition) LeaderEpoch() int32 {
@@ -101,7 +99,10 @@ func (p *Partition) Append(batch []byte, h record.Header, logAppendTime int64) (
 		}
 	}
 	if logAppendTime >= 0 {
-		record.SetLogAppendTime(batch, logAppendTime)
+		if err := record.SetLogAppendTime(batch, logAppendTime); err != nil {
+			p.mu.Unlock()
+			return AppendResult{}, kerr.CorruptMessage, err
+		}
 	}
 	res, err := p.Log.Append(batch, p.mu.leaderEpoch)
 	if err != nil {
@@ -114,8 +115,8 @@ func (p *Partition) Append(batch []byte, h record.Header, logAppendTime int64) (
 	if producer != nil {
 		producer.record(h, res.BaseOffset)
 	}
-	p.highWatermark.Store(p.Log.LogEndOffset())
-	start := p.Log.LogStartOffset()
+	p.Log.UpdateHighWatermark(p.Log.LogEndOffset())
+	start := res.LogStartOffset
 	p.mu.Unlock()
 	p.watchers.notify()
 	return AppendResult{BaseOffset: res.BaseOffset, LogAppendTime: logAppendTime, LogStartOffset: start}, nil, nil

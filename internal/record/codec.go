@@ -29,8 +29,10 @@ const (
 	// zstdWindowFloorBytes is the smallest window the zstd decoder accepts
 	// whatever the output bound: a streaming encoder names its full window
 	// (2 MiB at the Java client's default level 3, 8 MiB at level 19) even
-	// for a small batch. It is also the most a zstd stream can make us
-	// allocate past a smaller bound before we stop it.
+	// for a small batch. It is also how far past a smaller bound a zstd
+	// frame without a content size decodes before we stop it; the output
+	// then holds up to twice that, and append growth allocates about five
+	// times that in all.
 	zstdWindowFloorBytes = 8 << 20
 	// zstdEncoderWindowBytes keeps what readers must hold for our batches small.
 	zstdEncoderWindowBytes = 1 << 20

@@ -10,6 +10,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-streaming/samsa/internal/record"
 )
 
 // rawConn is a plain TCP connection speaking the Kafka framing by hand.
@@ -185,27 +187,15 @@ func produceRaw(t *testing.T, rc *rawConn, topic string, records []byte, acks in
 	return resp.Topics[0].Partitions[0].ErrorCode
 }
 
-// validBatch builds a one-record batch with kmsg, CRC included.
+// validBatch builds a one-record batch.
 func validBatch(value string) []byte {
-	rec := kmsg.NewRecord()
-	rec.Value = []byte(value)
-	rec.Length = int32(len(rec.AppendTo(nil)) - 1)
-	records := rec.AppendTo(nil)
-	batch := kmsg.NewRecordBatch()
-	batch.Magic = 2
-	batch.ProducerID = -1
-	batch.ProducerEpoch = -1
-	batch.BaseSequence = -1
-	batch.FirstTimestamp = time.Now().UnixMilli()
-	batch.MaxTimestamp = batch.FirstTimestamp
-	batch.NumRecords = 1
-	batch.Records = records
-	raw := batch.AppendTo(nil)
-	batch.Length = int32(len(raw) - 12)
-	raw = batch.AppendTo(nil)
-	crc := crc32c(raw[21:])
-	binary.BigEndian.PutUint32(raw[17:], crc)
-	return raw
+	opts := record.DefaultBuildOptions()
+	opts.BaseTimestamp = time.Now().UnixMilli()
+	b, err := record.Build(opts, []record.Record{{Value: []byte(value)}})
+	if err != nil {
+		panic(err)
+	}
+	return b
 }
 
 func TestProduceBadBatches(t *testing.T) {

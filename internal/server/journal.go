@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/samsa-streaming/samsa/internal/controller"
 	"github.com/samsa-streaming/samsa/internal/log"
@@ -46,9 +47,11 @@ func (j *logJournal) Append(values [][]byte) (int64, error) {
 	defer j.mu.Unlock()
 	recs := make([]record.Record, len(values))
 	for i, v := range values {
-		recs[i] = record.Record{OffsetDelta: int32(i), Value: v}
+		recs[i] = record.Record{Value: v}
 	}
-	batch, err := record.Build(record.BuildOptions{ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}, recs)
+	opts := record.DefaultBuildOptions()
+	opts.BaseTimestamp = time.Now().UnixMilli()
+	batch, err := record.Build(opts, recs)
 	if err != nil {
 		return 0, err
 	}
@@ -69,7 +72,7 @@ func (j *logJournal) Replay(fn func(offset int64, value []byte) error) error {
 	offset := j.log.LogStartOffset()
 	end := j.log.LogEndOffset()
 	for offset < end {
-		data, err := j.log.ReadBytes(offset, maxMetadataBatchBytes, end)
+		data, _, err := j.log.ReadBytes(offset, maxMetadataBatchBytes, end, true)
 		if err != nil {
 			return err
 		}
@@ -83,7 +86,7 @@ func (j *logJournal) Replay(fn func(offset int64, value []byte) error) error {
 			}
 			batch := data[:h.Size()]
 			data = data[h.Size():]
-			err = record.ForEachRecord(batch, maxMetadataBatchBytes, func(r record.Record) error {
+			err = record.Records(batch, maxMetadataBatchBytes, func(r record.Record) error {
 				at := h.BaseOffset + int64(r.OffsetDelta)
 				if at < offset {
 					return nil

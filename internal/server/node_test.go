@@ -36,6 +36,7 @@ func (tn *testNode) start() {
 		"listeners=PLAINTEXT://127.0.0.1:0",
 		"log.dirs=" + tn.dir,
 		"group.initial.rebalance.delay.ms=0",
+		"metrics.listener=127.0.0.1:0",
 	}, tn.over...)
 	cfg, _, err := config.Load("", over, nil)
 	if err != nil {

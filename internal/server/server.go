@@ -13,6 +13,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/samsa-streaming/samsa/internal/api"
@@ -20,6 +21,7 @@ import (
 	"github.com/samsa-streaming/samsa/internal/controller"
 	"github.com/samsa-streaming/samsa/internal/log"
 	"github.com/samsa-streaming/samsa/internal/metadata"
+	"github.com/samsa-streaming/samsa/internal/metrics"
 	"github.com/samsa-streaming/samsa/internal/network"
 	"github.com/samsa-streaming/samsa/internal/partition"
 	"github.com/samsa-streaming/samsa/internal/vfs"
@@ -36,6 +38,11 @@ type Node struct {
 	broker     *api.Broker
 	network    *network.Server
 	cancel     context.CancelFunc
+	metrics    *metrics.Metrics
+	// metricsServer serves /metrics, /healthz and /readyz; nil when
+	// metrics.listener is empty.
+	metricsServer *metrics.Server
+	ready         atomic.Bool
 	// clientListeners are the listeners bound for clients, in the order of
 	// network.Server.Addrs.
 	clientListeners []config.Listener
@@ -71,27 +78,32 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 	}
 	n := &Node{cfg: cfg, logger: opts.Logger}
 	clusterID := cfg.ClusterID
+	for _, dir := range cfg.LogDirs {
+		if clusterID != "" {
+			break
+		}
+		if meta, err := log.ReadMetaProperties(opts.FS, dir); err == nil {
+			clusterID = meta.ClusterID
+		}
+	}
 	if clusterID == "" {
 		clusterID = newClusterID()
 	}
 	logs, err := log.NewManager(opts.FS, cfg.LogDirs, log.ManagerOptions{
 		NodeID:                   cfg.NodeID,
 		ClusterID:                clusterID,
-		RetentionCheckIntervalMs: cfg.LogRetentionCheckIntervalMs,
-		FlushCheckIntervalMs:     cfg.LogFlushSchedulerIntervalMs,
-		CheckpointIntervalMs:     int64(cfg.LogFlushOffsetCheckpointIntervalMs),
-		Logger:                   n.logger,
+		RetentionCheckIntervalMs:        cfg.LogRetentionCheckIntervalMs,
+		FlushSchedulerIntervalMs:        cfg.LogFlushSchedulerIntervalMs,
+		FlushOffsetCheckpointIntervalMs: int64(cfg.LogFlushOffsetCheckpointIntervalMs),
+		Logger:                          n.logger,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("open log dirs: %w", err)
 	}
 	n.logs = logs
-	if err := logs.LoadAll(); err != nil {
+	if _, err := logs.LoadAll(); err != nil {
 		logs.Shutdown()
 		return nil, fmt.Errorf("load logs: %w", err)
-	}
-	if id := logs.ClusterID(); id != "" {
-		clusterID = id
 	}
 
 	n.journal, err = openJournal(logs)
@@ -139,7 +151,10 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 		n.clientListeners = append(n.clientListeners, l)
 		listeners = append(listeners, network.ListenerSpec{Name: l.Name, Address: net.JoinHostPort(l.Host, strconv.Itoa(l.Port))})
 	}
+	n.metrics = metrics.New()
+	n.broker.Metrics = n.metrics
 	n.network, err = network.NewServer(network.Config{
+		Observer:                 n.metrics,
 		Listeners:                listeners,
 		NumNetworkThreads:        int(cfg.NumNetworkThreads),
 		NumIOThreads:             int(cfg.NumIOThreads),
@@ -159,6 +174,15 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 		logs.Shutdown()
 		return nil, err
 	}
+	n.metrics.Registry.MustRegister(n.network.Collector(), nodeCollector{n})
+	if cfg.MetricsListener != "" {
+		n.metricsServer, err = metrics.Serve(cfg.MetricsListener, n.metrics, func() bool { return n.ready.Load() })
+		if err != nil {
+			n.network.Shutdown(context.Background())
+			logs.Shutdown()
+			return nil, fmt.Errorf("metrics.listener %s: %w", cfg.MetricsListener, err)
+		}
+	}
 	if err := n.controller.Bootstrap(clusterID, n.registration()); err != nil {
 		n.network.Shutdown(context.Background())
 		logs.Shutdown()
@@ -167,10 +191,19 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	n.cancel = cancel
 	logs.Start(ctx)
+	n.ready.Store(true)
 	for _, a := range n.network.Addrs() {
 		n.logger.Info("samsa listening", "address", a.String(), "node.id", cfg.NodeID, "cluster.id", n.controller.Image().ClusterID, "log.dirs", cfg.LogDirs)
 	}
 	return n, nil
+}
+
+// MetricsAddr is the bound metrics listener address, or nil.
+func (n *Node) MetricsAddr() net.Addr {
+	if n.metricsServer == nil {
+		return nil
+	}
+	return n.metricsServer.Addr()
 }
 
 // Addrs are the bound client listener addresses.
@@ -179,7 +212,12 @@ func (n *Node) Addrs() []net.Addr { return n.network.Addrs() }
 // Shutdown stops accepting, finishes in-flight requests, flushes the logs
 // and writes the clean-shutdown marker.
 func (n *Node) Shutdown(ctx context.Context) error {
+	n.ready.Store(false)
+	n.broker.BeginShutdown()
 	errNet := n.network.Shutdown(ctx)
+	if n.metricsServer != nil {
+		n.metricsServer.Close(ctx)
+	}
 	if n.cancel != nil {
 		n.cancel()
 	}

@@ -1,0 +1,5 @@
+//go:build !invariants
+
+package config
+
+const invariantsEnabled = false

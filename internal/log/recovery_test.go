@@ -1,0 +1,290 @@
+package log
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+
+	"github.com/samsa-streaming/samsa/internal/record"
+	"github.com/samsa-streaming/samsa/internal/vfs"
+)
+
+// copyDir copies the regular files of src into a new dir.
+func copyDir(t testing.TB, src, dst string) {
+	t.Helper()
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dst, e.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func segmentFiles(t testing.TB, dir, suffix string) []string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(dir, "*"+suffix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(m)
+	return m
+}
+
+// checkLog verifies every batch reads back whole and valid, offsets are
+// contiguous from the log start, and every offset can be located.
+func checkLog(t testing.TB, l *Log) []record.Header {
+	t.Helper()
+	hs := readAll(t, l, l.LogStartOffset())
+	next := l.LogStartOffset()
+	for _, h := range hs {
+		if h.LastOffset() < next {
+			t.Fatalf("batch %d..%d goes backwards (next %d)", h.BaseOffset, h.LastOffset(), next)
+		}
+		next = h.LastOffset() + 1
+	}
+	if len(hs) > 0 && next != l.LogEndOffset() {
+		t.Fatalf("last batch ends at %d, LEO %d", next, l.LogEndOffset())
+	}
+	for _, h := range hs {
+		r, err := l.Read(h.LastOffset(), 1, l.LogEndOffset(), true)
+		if err != nil || r.FirstOffset != h.BaseOffset {
+			t.Fatalf("Read(%d) first offset %d, want %d (%v)", h.LastOffset(), r.FirstOffset, h.BaseOffset, err)
+		}
+	}
+	return hs
+}
+
+// writeTestLog writes batches into a fresh log and closes it.
+func writeTestLog(t testing.TB, dir string, cfg Config, batches int) {
+	t.Helper()
+	clock := newTestClock()
+	l := openLog(t, vfs.Default, dir, cfg, OpenOptions{Clock: clock.Now})
+	for i := 0; i < batches; i++ {
+		mustAppend(t, l, makeBatch(1+i%4, 40+i%50, clock.now.UnixMilli()+int64(i)), int32(i/10))
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCrashAtEveryByteOfLastBatch cuts the last segment at every byte of its
+// last batch and checks recovery keeps exactly the whole batches before it.
+func TestCrashAtEveryByteOfLastBatch(t *testing.T) {
+	base := filepath.Join(t.TempDir(), "orig", "t-0")
+	cfg := smallConfig()
+	cfg.SegmentBytes = 4 << 10
+	writeTestLog(t, base, cfg, 120)
+	logs := segmentFiles(t, base, logFileSuffix)
+	if len(logs) < 3 {
+		t.Fatalf("want several segments, got %d", len(logs))
+	}
+	last := logs[len(logs)-1]
+	data, err := os.ReadFile(last)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Find the start of the last batch.
+	var lastStart int
+	var lastHeader record.Header
+	for pos := 0; pos < len(data); {
+		h, err := record.ParseHeader(data[pos:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		lastStart, lastHeader = pos, h
+		pos += h.Size()
+	}
+	work := filepath.Join(t.TempDir(), "work")
+	for cut := lastStart; cut < len(data); cut++ {
+		dir := filepath.Join(work, "t-0")
+		os.RemoveAll(dir)
+		copyDir(t, base, dir)
+		if err := os.Truncate(filepath.Join(dir, filepath.Base(last)), int64(cut)); err != nil {
+			t.Fatal(err)
+		}
+		// A crash leaves the active index preallocated with zeros.
+		idx := filepath.Join(dir, filepath.Base(last[:len(last)-len(logFileSuffix)])+indexFileSuffix)
+		if err := os.Truncate(idx, 4<<10); err != nil {
+			t.Fatal(err)
+		}
+		l := openLog(t, vfs.Default, dir, cfg, OpenOptions{RecoveryPoint: 0})
+		if l.LogEndOffset() != lastHeader.BaseOffset {
+			t.Fatalf("cut at %d: LEO %d, want %d", cut, l.LogEndOffset(), lastHeader.BaseOffset)
+		}
+		checkLog(t, l)
+		r := mustAppend(t, l, makeBatch(2, 10, 0), 99)
+		if r.BaseOffset != lastHeader.BaseOffset {
+			t.Fatalf("cut at %d: append at %d, want %d", cut, r.BaseOffset, lastHeader.BaseOffset)
+		}
+		if e, _ := l.LatestEpoch(); e != 99 {
+			t.Fatalf("latest epoch %d", e)
+		}
+		checkLog(t, l)
+		l.Close()
+	}
+}
+
+// TestRecoveryCorruptMiddleSegment: corruption in a closed segment cuts the
+// log there and drops later segments.
+func TestRecoveryCorruptMiddleSegment(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "t-0")
+	cfg := smallConfig()
+	cfg.SegmentBytes = 4 << 10
+	writeTestLog(t, dir, cfg, 120)
+	logs := segmentFiles(t, dir, logFileSuffix)
+	victim := logs[1]
+	data, _ := os.ReadFile(victim)
+	h, _ := record.ParseHeader(data)
+	second := h.Size()
+	data[second+100] ^= 0xff // inside the second batch's records
+	os.WriteFile(victim, data, 0o644)
+	l := openLog(t, vfs.Default, dir, cfg, OpenOptions{})
+	defer l.Close()
+	if l.NumSegments() != 2 {
+		t.Fatalf("segments %d, want 2", l.NumSegments())
+	}
+	if l.LogEndOffset() != h.LastOffset()+1 {
+		t.Fatalf("LEO %d, want %d", l.LogEndOffset(), h.LastOffset()+1)
+	}
+	checkLog(t, l)
+	if got := segmentFiles(t, dir, logFileSuffix); len(got) != 2 {
+		t.Fatalf("files left: %v", got)
+	}
+}
+
+// TestCleanShutdownOpensNoClosedSegment: after a clean shutdown, Open must
+// not touch closed segments' files; their indexes open on first read.
+func TestCleanShutdownOpensNoClosedSegment(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "t-0")
+	cfg := smallConfig()
+	cfg.SegmentBytes = 4 << 10
+	writeTestLog(t, dir, cfg, 120)
+	logs := segmentFiles(t, dir, logFileSuffix)
+	first := filepath.Base(logs[0])
+	firstBase := first[:20]
+	ffs := vfs.NewFaultFS(vfs.Default)
+	ffs.Inject(vfs.Fault{Ops: vfs.OpOpen | vfs.OpRead | vfs.OpStat, PathContains: firstBase, Err: vfs.ErrIO})
+	l := openLog(t, ffs, dir, cfg, OpenOptions{HadCleanShutdown: true})
+	defer l.Close()
+	if ffs.Injected() != 0 {
+		t.Fatalf("Open touched the first segment %d times", ffs.Injected())
+	}
+	if _, err := l.Read(0, 100, l.LogEndOffset(), true); !errors.Is(err, ErrStorage) {
+		t.Fatalf("read of faulty segment: %v", err)
+	}
+	ffs.Clear()
+	checkLog(t, l)
+}
+
+// TestMissingAndCorruptIndexRebuilt: a closed segment's missing or garbage
+// index is rebuilt on first use.
+func TestMissingAndCorruptIndexRebuilt(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "t-0")
+	cfg := smallConfig()
+	cfg.SegmentBytes = 4 << 10
+	writeTestLog(t, dir, cfg, 120)
+	indexes := segmentFiles(t, dir, indexFileSuffix)
+	want, _ := os.ReadFile(indexes[0])
+	if len(want) == 0 {
+		t.Fatal("expected index entries")
+	}
+	os.Remove(indexes[0])
+	os.WriteFile(indexes[1], []byte("garbage!garbage!"), 0o644)
+	tindexes := segmentFiles(t, dir, timeIndexFileSuffix)
+	os.WriteFile(tindexes[2], []byte("not a multiple"), 0o644)
+	l := openLog(t, vfs.Default, dir, cfg, OpenOptions{HadCleanShutdown: true})
+	checkLog(t, l)
+	l.Close()
+	got, _ := os.ReadFile(indexes[0])
+	if string(got) != string(want) {
+		t.Fatalf("rebuilt index differs: %x vs %x", got, want)
+	}
+}
+
+// TestRecoveryRemovesLeftovers: *.deleted, *.tmp and orphan indexes go.
+func TestRecoveryRemovesLeftovers(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "t-0")
+	writeTestLog(t, dir, smallConfig(), 10)
+	for _, name := range []string{"00000000000000000500.log.deleted", "leader-epoch-checkpoint.tmp", "00000000000000000900.index"} {
+		os.WriteFile(filepath.Join(dir, name), []byte("x"), 0o644)
+	}
+	l := openLog(t, vfs.Default, dir, smallConfig(), OpenOptions{HadCleanShutdown: true})
+	defer l.Close()
+	for _, name := range []string{"00000000000000000500.log.deleted", "leader-epoch-checkpoint.tmp", "00000000000000000900.index"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); !os.IsNotExist(err) {
+			t.Errorf("%s still there", name)
+		}
+	}
+}
+
+// TestCorruptEpochCheckpointRebuilt: an unreadable leader-epoch-checkpoint is
+// rebuilt from the batches.
+func TestCorruptEpochCheckpointRebuilt(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "t-0")
+	writeTestLog(t, dir, smallConfig(), 35)
+	os.WriteFile(filepath.Join(dir, LeaderEpochCheckpointFile), []byte("0\n7\nnonsense\n"), 0o644)
+	l := openLog(t, vfs.Default, dir, smallConfig(), OpenOptions{HadCleanShutdown: true})
+	defer l.Close()
+	entries := l.EpochCache().Entries()
+	if len(entries) != 4 || entries[3].Epoch != 3 {
+		t.Fatalf("rebuilt epochs %v", entries)
+	}
+}
+
+func FuzzRecover(f *testing.F) {
+	template := filepath.Join(f.TempDir(), "template", "t-0")
+	cfg := smallConfig()
+	cfg.SegmentBytes = 2 << 10
+	writeTestLog(f, template, cfg, 40)
+	nlogs := len(segmentFiles(f, template, logFileSuffix))
+	f.Add(uint8(0), uint32(0), []byte{0xff}, false)
+	f.Add(uint8(1), uint32(8), []byte{0x7f, 0xff, 0xff, 0xff}, false)
+	f.Add(uint8(2), uint32(100), []byte{}, true)
+	f.Add(uint8(0), uint32(16), []byte{3}, false)
+	f.Add(uint8(1), uint32(23), []byte{0x80, 0, 0, 0}, false)
+	work := f.TempDir()
+	f.Fuzz(func(t *testing.T, segment uint8, pos uint32, patch []byte, truncate bool) {
+		dir := filepath.Join(work, "t-0")
+		os.RemoveAll(dir)
+		copyDir(t, template, dir)
+		files := segmentFiles(t, dir, logFileSuffix)
+		victim := files[int(segment)%nlogs]
+		data, _ := os.ReadFile(victim)
+		p := int(pos % uint32(len(data)+1))
+		if truncate {
+			data = data[:p]
+		} else {
+			for i, b := range patch {
+				if p+i < len(data) {
+					data[p+i] = b
+				} else {
+					data = append(data, b)
+				}
+			}
+		}
+		os.WriteFile(victim, data, 0o644)
+		l, err := Open(vfs.Default, dir, cfg, OpenOptions{})
+		if err != nil {
+			t.Fatalf("Open: %v", err)
+		}
+		defer l.Close()
+		checkLog(t, l)
+		leo := l.LogEndOffset()
+		r := mustAppend(t, l, makeBatch(1, 5, 0), 100)
+		if r.BaseOffset != leo {
+			t.Fatalf("append at %d, LEO was %d", r.BaseOffset, leo)
+		}
+	})
+}

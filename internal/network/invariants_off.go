@@ -1,0 +1,7 @@
+//go:build !invariants
+
+package network
+
+// invariantsEnabled turns on the checks of the "// Invariant:" comments; see
+// invariants_on.go.
+const invariantsEnabled = false
