@@ -13,13 +13,15 @@ import (
 // Python and kafkajs drivers build the same records):
 //
 //	key        "key-%03d" of i % 97, so equal keys repeat across the run
-//	value      "value-%06d-" + a compressible padding
+//	value      "value-%06d-" + "samsa-compat-" x 8 + "ok" (119 bytes)
 //	headers    idx=<i>, client=<client name>
 //	timestamp  base + i ms, base an hour before the run (CreateTime)
 
 const numKeys = 97
 
-var padding = strings.Repeat("samsa-compat-", 8)
+// padding makes values compressible, and makes a kcat input line
+// ("key-NNN<TAB>value<LF>") exactly 128 bytes (see kcatInput).
+var padding = strings.Repeat("samsa-compat-", 8) + "ok"
 
 // codecs in the order the scenarios use them; "none" first.
 var codecs = []string{"none", "gzip", "snappy", "lz4", "zstd"}

@@ -106,7 +106,10 @@ func kcatMetadata(ctx context.Context, e *env) error {
 	return passWith("topic created with franz-go: kcat has no admin API")
 }
 
-// kcatInput is records from..to-1 as kcat -K '\t' reads them.
+// kcatInput is records from..to-1 as kcat -K '\t' reads them. Each line is
+// exactly 128 bytes: kcat reads its input 128 bytes at a time and hands a
+// record on only when a read ends on it, so records of another length would
+// wait in kcat's buffer until more input or the end of input.
 func kcatInput(from, to int) string {
 	var b strings.Builder
 	for i := from; i < to; i++ {
@@ -513,7 +516,10 @@ func kcatTransactions(ctx context.Context, e *env) error {
 		}
 		return fmt.Errorf("transaction to abort never reached the log: %w", err)
 	}
-	if err := b.stop(syscall.SIGINT, 30*time.Second); err != nil {
+	// kcat aborts on a termination signal once its input read returns.
+	b.cmd.Process.Signal(syscall.SIGINT)
+	b.stdin.Close()
+	if err := b.wait(30 * time.Second); err != nil {
 		return fmt.Errorf("abort: %w", err)
 	}
 	c, err := openTxn(C)

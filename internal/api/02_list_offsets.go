@@ -20,10 +20,10 @@ import (
 func init() { register(2, 1, 8, handleListOffsets) }
 
 const (
-	listLatest         = -1
-	listEarliest       = -2
-	listMaxTimestamp   = -3
-	listEarliestLocal  = -4
+	listLatest        = -1
+	listEarliest      = -2
+	listMaxTimestamp  = -3
+	listEarliestLocal = -4
 )
 
 func handleListOffsets(b *Broker, c *call, r kmsg.Request) {

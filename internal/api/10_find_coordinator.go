@@ -75,9 +75,6 @@ func (b *Broker) findCoordinator(c *call, keyType int8, key string) coordinatorA
 		none.errorCode = kerr.InvalidRequest.Code
 		none.message = "unknown coordinator key type " + strconv.Itoa(int(keyType))
 		return none
-	case b.Groups == nil:
-		none.errorCode = kerr.CoordinatorNotAvailable.Code
-		return none
 	}
 	t, code := b.internalTopic(controller.ConsumerOffsetsTopic, b.Config().OffsetsTopicNumPartitions, b.Config().OffsetsTopicReplicationFactor,
 		map[string]*string{"cleanup.policy": strptr("compact"), "segment.bytes": strptr(strconv.Itoa(int(b.Config().OffsetsTopicSegmentBytes)))})

@@ -20,6 +20,7 @@ import (
 
 	"github.com/samsa-streaming/samsa/internal/config"
 	"github.com/samsa-streaming/samsa/internal/controller"
+	"github.com/samsa-streaming/samsa/internal/group"
 	"github.com/samsa-streaming/samsa/internal/metadata"
 	"github.com/samsa-streaming/samsa/internal/metrics"
 	"github.com/samsa-streaming/samsa/internal/network"
@@ -32,12 +33,13 @@ type Broker struct {
 	// StaticConfig is the configuration from the file, environment and
 	// overrides; Config adds the dynamic broker configs of the image.
 	StaticConfig *config.Broker
-	Controller *controller.Controller
-	Partitions *partition.Manager
-	Groups     GroupCoordinator
+	Controller   *controller.Controller
+	Partitions   *partition.Manager
+	// Groups is the group coordinator.
+	Groups *group.Coordinator
 	// Metrics, when set, counts bytes and records in and out per topic.
 	Metrics *metrics.Metrics
-	Logger     *slog.Logger
+	Logger  *slog.Logger
 	// Now is the clock; tests may replace it.
 	Now func() time.Time
 
@@ -91,11 +93,6 @@ func (b *Broker) ConfigFor(img *metadata.Image) *config.Broker {
 	b.effective.Store(&effectiveConfig{offset: img.Offset, cfg: cfg})
 	return cfg
 }
-
-// GroupCoordinator is the part of the group coordinator the handlers call.
-// It is set by the server once the coordinator is wired in; nil means groups
-// are not served.
-type GroupCoordinator interface{}
 
 // Image is the current metadata image.
 func (b *Broker) Image() *metadata.Image { return b.Controller.Image() }

@@ -97,9 +97,9 @@ type chunkWriter struct {
 	buf    []byte
 }
 
-func (w *chunkWriter) int16(v int16) { w.buf = binary.BigEndian.AppendUint16(w.buf, uint16(v)) }
-func (w *chunkWriter) int32(v int32) { w.buf = binary.BigEndian.AppendUint32(w.buf, uint32(v)) }
-func (w *chunkWriter) int64(v int64) { w.buf = binary.BigEndian.AppendUint64(w.buf, uint64(v)) }
+func (w *chunkWriter) int16(v int16)    { w.buf = binary.BigEndian.AppendUint16(w.buf, uint16(v)) }
+func (w *chunkWriter) int32(v int32)    { w.buf = binary.BigEndian.AppendUint32(w.buf, uint32(v)) }
+func (w *chunkWriter) int64(v int64)    { w.buf = binary.BigEndian.AppendUint64(w.buf, uint64(v)) }
 func (w *chunkWriter) uvarint(v uint64) { w.buf = binary.AppendUvarint(w.buf, v) }
 func (w *chunkWriter) bytes(b []byte)   { w.buf = append(w.buf, b...) }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 
@@ -126,7 +127,8 @@ every partition the group consumes or has committed: the committed offset,
 the log end offset and the lag between them, with the group's total lag.`,
 		Example: `  samsa groups describe billing
   samsa groups describe billing audit -o json`,
-		Args: argsAtLeastOne("GROUP"),
+		Args:              argsAtLeastOne("GROUP"),
+		ValidArgsFunction: completeGroupNames(opts),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			admin, err := opts.newAdmin()
 			if err != nil {
@@ -171,10 +173,6 @@ the log end offset and the lag between them, with the group's total lag.`,
 	return cmd
 }
 
-// errGroupNotFound is reported for a group the coordinator does not know;
-// brokers before Kafka 3.9 answer such a describe with state Dead.
-var errGroupNotFound = kerr.GroupIDNotFound
-
 func buildDescribedGroup(lag kadm.DescribedGroupLag) (describedGroup, error) {
 	if lag.DescribeErr != nil {
 		return describedGroup{}, lag.DescribeErr
@@ -182,8 +180,10 @@ func buildDescribedGroup(lag kadm.DescribedGroupLag) (describedGroup, error) {
 	if lag.FetchErr != nil {
 		return describedGroup{}, fmt.Errorf("fetch committed offsets: %w", lag.FetchErr)
 	}
+	// Brokers before DescribeGroups v6 answer for an unknown group with
+	// state Dead rather than GROUP_ID_NOT_FOUND.
 	if lag.State == "Dead" && len(lag.Members) == 0 && len(lag.Lag) == 0 {
-		return describedGroup{}, errGroupNotFound
+		return describedGroup{}, kerr.GroupIDNotFound
 	}
 	d := describedGroup{
 		Group:       lag.Group,
@@ -233,7 +233,7 @@ func buildDescribedGroup(lag kadm.DescribedGroupLag) (describedGroup, error) {
 	return d, nil
 }
 
-func printDescribedGroup(out interface{ Write([]byte) (int, error) }, d describedGroup) error {
+func printDescribedGroup(out io.Writer, d describedGroup) error {
 	header := newTable(out)
 	header.row("Group:", d.Group)
 	header.row("State:", d.State)
@@ -287,7 +287,8 @@ func newGroupsDeleteCommand(opts *globalOptions) *cobra.Command {
 		Long:  `Delete consumer groups. A group can only be deleted when it has no members.`,
 		Example: `  samsa groups delete billing
   samsa groups delete staging-a staging-b -o json`,
-		Args: argsAtLeastOne("GROUP"),
+		Args:              argsAtLeastOne("GROUP"),
+		ValidArgsFunction: completeGroupNames(opts),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			admin, err := opts.newAdmin()
 			if err != nil {

@@ -136,7 +136,8 @@ Offsets are clamped to each partition's log start and end.`,
   samsa groups reset-offsets billing --topic orders:0,1 --to-offset 1000 --execute
   samsa groups reset-offsets billing --all-topics --to-datetime 2024-05-01T00:00:00Z --execute
   samsa groups reset-offsets billing --topic orders --shift-by -100 --execute`,
-		Args: argsNamed("GROUP"),
+		Args:              argsNamed("GROUP"),
+		ValidArgsFunction: completeGroupNames(opts),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			group := args[0]
 			if err := strategy.resolve(cmd); err != nil {

@@ -67,9 +67,9 @@ command exits non-zero.`,
 	flags := cmd.Flags()
 	flags.StringVar(&p.file, "file", "", "read records from this file instead of stdin")
 	flags.BoolVar(&p.parseKey, "parse-key", false, "split each line into key and value at --key-separator")
-	flags.StringVar(&p.keySeparator, "key-separator", `\t`, "separator between key and value; implies --parse-key (escapes \\t \\n \\\\ allowed)")
+	flags.StringVar(&p.keySeparator, "key-separator", "", `separator between key and value, default a tab; implies --parse-key (escapes \t \n \\ allowed)`)
 	flags.StringArrayVar(&p.headerFlags, "header", nil, "header key=value added to every record, repeatable")
-	flags.Int32Var(&p.partition, "partition", -1, "write every record to this partition (default: partition by key)")
+	flags.Int32Var(&p.partition, "partition", -1, "write every record to this partition; -1 partitions by key")
 	flags.StringVar(&p.acks, "acks", "all", "acknowledgements to wait for: 0, 1 or all")
 	flags.StringVar(&p.compression, "compression", "none", "batch compression: none, gzip, snappy, lz4 or zstd")
 	flags.BoolVar(&p.idempotent, "idempotent", true, "idempotent writes (needs --acks all; turned off by default for --acks 0 or 1)")
@@ -141,12 +141,13 @@ func (p *produceOptions) recordHeaders() ([]kgo.RecordHeader, error) {
 }
 
 func runProduce(cmd *cobra.Command, opts *globalOptions, p *produceOptions, topic string) error {
+	separator := "\t"
 	if cmd.Flags().Changed("key-separator") {
 		p.parseKey = true
-	}
-	separator := unescape(p.keySeparator)
-	if p.parseKey && separator == "" {
-		return newUsageError(cmd.CommandPath(), "--key-separator must not be empty")
+		separator = unescape(p.keySeparator)
+		if separator == "" {
+			return newUsageError(cmd.CommandPath(), "--key-separator must not be empty")
+		}
 	}
 	headers, err := p.recordHeaders()
 	if err != nil {

@@ -117,8 +117,15 @@ func TestProduceOptions(t *testing.T) {
 	if out := mustRun(t, bootstrap, "", "consume", "codecs", "--partition", "0", "--from-beginning", "--timeout", "300ms").stdout; out != "" {
 		t.Errorf("partition 0 should be empty, got %q", out)
 	}
+	mustFail(t, bootstrap, "", []string{"produce", "codecs", "--key-separator", ""}, "--key-separator must not be empty")
 
-	mustRun(t, bootstrap, `{"json": true}`+"\n", "produce", "codecs", "-o", "json", "--partition", "0")
+	// --parse-key alone splits at a tab.
+	mustRun(t, bootstrap, "tab-key\ttab-value\n", "produce", "codecs", "--parse-key", "--partition", "0")
+	if out := mustRun(t, bootstrap, "", "consume", "codecs", "--partition", "0", "--from-beginning", "--max-messages", "1",
+		"--format", `%k|%v\n`).stdout; out != "tab-key|tab-value\n" {
+		t.Errorf("--parse-key with the default separator: %q", out)
+	}
+
 	var summary produceSummary
 	decodeJSON(t, mustRun(t, bootstrap, "x\ny\n", "produce", "codecs", "-o", "json").stdout, &summary)
 	if summary.Topic != "codecs" || summary.Produced != 2 || summary.Failed != 0 || summary.Bytes != 2 {
@@ -177,7 +184,7 @@ func TestConsumeWithGroupCommits(t *testing.T) {
 		t.Fatalf("first group consume: %q", out)
 	}
 	// The group resumes after its commit, not from the beginning.
-	if out := mustRun(t, bootstrap, "", "consume", "jobs", "--group", "workers", "--from-beginning", "--timeout", "2s").stdout; out != "4\n" {
+	if out := mustRun(t, bootstrap, "", "consume", "jobs", "--group", "workers", "--from-beginning", "--max-messages", "1", "--timeout", "20s").stdout; out != "4\n" {
 		t.Errorf("second group consume: %q, want only the uncommitted record", out)
 	}
 }

@@ -22,9 +22,9 @@ import (
 // the shared options; commands that do not talk to a cluster ignore them.
 type commandConstructor func(opts *globalOptions) *cobra.Command
 
-// topLevelCommands lists every subcommand of samsa, in help order. To add a
-// command (samsa dump-log, samsa bench, ...), write its constructor in its
-// own file and append it here.
+// topLevelCommands lists every subcommand of samsa (help sorts them by
+// name). To add a command (samsa dump-log, samsa bench, ...), write its
+// constructor in its own file and append it here.
 var topLevelCommands = []commandConstructor{
 	func(*globalOptions) *cobra.Command { return newServerCommand() },
 	newTopicsCommand,
@@ -36,11 +36,13 @@ var topLevelCommands = []commandConstructor{
 }
 
 // Execute runs samsa with the process's arguments and standard streams, and
-// exits the process with status 1 if the command failed. Interrupt and
-// SIGTERM cancel the command's context, so long-running commands (consume,
-// produce) stop cleanly and print their summary.
+// exits the process with status 1 if the command failed. The first
+// interrupt or SIGTERM cancels the command's context, so long-running
+// commands (consume, produce) stop cleanly and print their summary; a
+// second one kills the process as usual.
 func Execute() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	context.AfterFunc(ctx, stop)
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	if code != 0 {

@@ -1,10 +1,12 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -178,7 +180,8 @@ func newTopicsAlterCommand(opts *globalOptions) *cobra.Command {
 grow) or change its configs with IncrementalAlterConfigs.`,
 		Example: `  samsa topics alter orders --partitions 12
   samsa topics alter orders --config retention.ms=3600000 --delete-config cleanup.policy`,
-		Args: argsNamed("TOPIC"),
+		Args:              argsNamed("TOPIC"),
+		ValidArgsFunction: completeTopicNames(opts),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			topic := args[0]
 			alterPartitions := cmd.Flags().Changed("partitions")
@@ -244,7 +247,8 @@ func newTopicsDeleteCommand(opts *globalOptions) *cobra.Command {
 		Short: "Delete topics",
 		Example: `  samsa topics delete orders
   samsa topics delete staging-a staging-b --if-exists`,
-		Args: argsAtLeastOne("TOPIC"),
+		Args:              argsAtLeastOne("TOPIC"),
+		ValidArgsFunction: completeTopicNames(opts),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			admin, err := opts.newAdmin()
 			if err != nil {
@@ -308,8 +312,27 @@ func printAltered(cmd *cobra.Command, opts *globalOptions, resource, name string
 	return err
 }
 
-// topicNames is used by shell completion for commands that take topics.
+// completionTimeoutMax bounds the cluster lookups behind shell completion,
+// so pressing tab against a dead broker does not hang the shell.
+const completionTimeoutMax = 2 * time.Second
+
+// completeTopicNames completes topic names from the cluster.
 func completeTopicNames(opts *globalOptions) cobra.CompletionFunc {
+	return completeFromCluster(opts, func(ctx context.Context, admin *kadm.Client) ([]string, error) {
+		details, err := admin.ListTopics(ctx)
+		return details.Names(), err
+	})
+}
+
+// completeGroupNames completes consumer group names from the cluster.
+func completeGroupNames(opts *globalOptions) cobra.CompletionFunc {
+	return completeFromCluster(opts, func(ctx context.Context, admin *kadm.Client) ([]string, error) {
+		groups, err := admin.ListGroups(ctx)
+		return groups.Groups(), err
+	})
+}
+
+func completeFromCluster(opts *globalOptions, list func(context.Context, *kadm.Client) ([]string, error)) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 		if err := opts.resolve(cmd); err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
@@ -319,13 +342,13 @@ func completeTopicNames(opts *globalOptions) cobra.CompletionFunc {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
 		defer admin.Close()
-		ctx, cancel := opts.requestContext(cmd.Context())
+		ctx, cancel := context.WithTimeout(cmd.Context(), min(opts.requestTimeout, completionTimeoutMax))
 		defer cancel()
-		details, err := admin.ListTopics(ctx)
+		names, err := list(ctx, admin)
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		return details.Names(), cobra.ShellCompDirectiveNoFileComp
+		return names, cobra.ShellCompDirectiveNoFileComp
 	}
 }
 

@@ -2,6 +2,7 @@ package group
 
 import (
 	"fmt"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -26,6 +27,7 @@ func newHarness(t *testing.T, configure ...func(*Config)) *harness {
 	t.Helper()
 	h := &harness{t: t, now: time.UnixMilli(1_700_000_000_000)}
 	cfg := DefaultConfig()
+	cfg.Logger = slog.New(slog.DiscardHandler)
 	cfg.NewUUID = func() string {
 		h.uuids++
 		return fmt.Sprintf("uuid%d", h.uuids)

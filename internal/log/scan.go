@@ -121,7 +121,7 @@ func (br *batchReader) fill(pos int64, n int) error {
 		return corruptError(fmt.Sprintf("%s: batch at position %d needs %d bytes, file ends at %d",
 			br.file.Name(), pos, n, br.end), record.ErrTruncated)
 	}
-	size := max(n, recoveryBufferBytes)
+	size := max(n, int(min(recoveryBufferBytes, br.end-pos)))
 	if len(br.buf) < size {
 		br.buf = make([]byte, size)
 	}

@@ -41,9 +41,29 @@
 //
 // Like Kafka, which mutes a channel from the moment a request is read until
 // its response is sent, a connection by default has one request in flight:
-// the reader does not read the next frame until the writer has sent the
-// previous response. Idempotent producers depend on this: five pipelined
-// Produce requests to one partition must be appended in the order they were
-// sent. Config.MaxInFlightRequestsPerConnection raises the limit for callers
-// that know their requests are independent; responses stay in order either way.
+// the reader does not frame the next request until the writer has sent the
+// previous response (it reads ahead at most its 8 KiB buffer, so that it
+// notices a client that goes away and cancels the handler's context).
+// Idempotent producers depend on this: five pipelined Produce requests to one
+// partition must be appended in the order they were sent.
+// Config.MaxInFlightRequestsPerConnection raises the limit for callers that
+// know their requests are independent; responses stay in order either way.
+//
+// # Memory bounds
+//
+// At most queued.max.requests requests wait in the queue, num.io.threads are
+// being handled, and each connection holds at most
+// MaxInFlightRequestsPerConnection requests read and not answered, each at
+// most socket.request.max.bytes. Kafka's queued.max.request.bytes is not
+// implemented.
+//
+// # Closing
+//
+// A protocol violation (bad size, truncated frame, malformed header), an
+// idle connection, a write error or a Response with Close closes the
+// connection at once, dropping responses not yet written. A client that ends
+// its side cleanly, and every connection at Shutdown, is closed gracefully:
+// pending responses are written, the write side is shut, unread input is
+// drained briefly so that close(2) does not reset the responses away, then
+// the socket is closed.
 package network

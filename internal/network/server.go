@@ -232,9 +232,9 @@ func (s *Server) serve(netConn net.Conn, listenerName string) {
 	}
 	if limit := s.cfg.MaxConnectionsPerIP; limit > 0 && s.mu.connectionsPerIP[remoteIP] >= limit {
 		s.mu.Unlock()
+		s.counters.connectionsRejected.Add(1)
 		netConn.Close()
 		s.releaseConnectionSlot()
-		s.counters.connectionsRejected.Add(1)
 		s.logger.Info("connection rejected: max.connections.per.ip reached",
 			"listener", listenerName, "remote", remoteIP, "limit", limit)
 		return

@@ -165,9 +165,7 @@ func TestNoResponseKeepsOrder(t *testing.T) {
 	req := handler.next(t)
 	req.Respond(BytesResponse(req.Body))
 	client.expectResponse(false, 4, "r4")
-	if st := s.Stats(); st.ResponsesSent != 3 {
-		t.Errorf("ResponsesSent = %d, want 3", st.ResponsesSent)
-	}
+	waitFor(t, "three responses counted", func() bool { return s.Stats().ResponsesSent == 3 })
 }
 
 func TestCloseResponse(t *testing.T) {

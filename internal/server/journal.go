@@ -3,7 +3,6 @@ package server
 import (
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/samsa-streaming/samsa/internal/controller"
 	"github.com/samsa-streaming/samsa/internal/log"
@@ -14,9 +13,6 @@ import (
 // metadataPartition is where the metadata log lives: partition
 // __cluster_metadata-0 in the first log dir, as in KRaft.
 var metadataPartition = log.TopicPartition{Topic: controller.MetadataTopic, Partition: 0}
-
-// maxMetadataBatchBytes bounds one read of the metadata log during replay.
-const maxMetadataBatchBytes = 8 << 20
 
 // logJournal is the controller's journal on a local log. Each Append is one
 // RecordBatch v2 whose record values are encoded metadata records, flushed
@@ -49,9 +45,7 @@ func (j *logJournal) Append(values [][]byte) (int64, error) {
 	for i, v := range values {
 		recs[i] = record.Record{Value: v}
 	}
-	opts := record.DefaultBuildOptions()
-	opts.BaseTimestamp = time.Now().UnixMilli()
-	batch, err := record.Build(opts, recs)
+	batch, err := buildBatch(recs)
 	if err != nil {
 		return 0, err
 	}
@@ -69,35 +63,7 @@ func (j *logJournal) Append(values [][]byte) (int64, error) {
 func (j *logJournal) Replay(fn func(offset int64, value []byte) error) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	offset := j.log.LogStartOffset()
-	end := j.log.LogEndOffset()
-	for offset < end {
-		data, _, err := j.log.ReadBytes(offset, maxMetadataBatchBytes, end, true)
-		if err != nil {
-			return err
-		}
-		if len(data) == 0 {
-			return fmt.Errorf("metadata log: no progress at offset %d", offset)
-		}
-		for len(data) > 0 {
-			h, err := record.Verify(data)
-			if err != nil {
-				return fmt.Errorf("metadata log at offset %d: %w", offset, err)
-			}
-			batch := data[:h.Size()]
-			data = data[h.Size():]
-			err = record.Records(batch, maxMetadataBatchBytes, func(r record.Record) error {
-				at := h.BaseOffset + int64(r.OffsetDelta)
-				if at < offset {
-					return nil
-				}
-				return fn(at, r.Value)
-			})
-			if err != nil {
-				return err
-			}
-			offset = h.LastOffset() + 1
-		}
-	}
-	return nil
+	return replayLog(j.log, j.log.LogEndOffset(), func(offset int64, r record.Record) error {
+		return fn(offset, r.Value)
+	})
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/samsa-streaming/samsa/internal/api"
 	"github.com/samsa-streaming/samsa/internal/config"
 	"github.com/samsa-streaming/samsa/internal/controller"
+	"github.com/samsa-streaming/samsa/internal/group"
 	"github.com/samsa-streaming/samsa/internal/log"
 	"github.com/samsa-streaming/samsa/internal/metadata"
 	"github.com/samsa-streaming/samsa/internal/metrics"
@@ -36,6 +37,7 @@ type Node struct {
 	controller *controller.Controller
 	partitions *partition.Manager
 	broker     *api.Broker
+	groups     *group.Coordinator
 	network    *network.Server
 	cancel     context.CancelFunc
 	metrics    *metrics.Metrics
@@ -132,16 +134,43 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 		Now:          time.Now,
 	}
 	n.partitions = partition.NewManager(cfg.NodeID, logs, n.topicConfig, []string{controller.MetadataTopic}, n.logger)
+	n.broker.Partitions = n.partitions
+	groupCfg := group.DefaultConfig()
+	groupCfg.OffsetsTopicNumPartitions = cfg.OffsetsTopicNumPartitions
+	groupCfg.GroupMinSessionTimeoutMs = cfg.GroupMinSessionTimeoutMs
+	groupCfg.GroupMaxSessionTimeoutMs = cfg.GroupMaxSessionTimeoutMs
+	groupCfg.GroupInitialRebalanceDelayMs = cfg.GroupInitialRebalanceDelayMs
+	groupCfg.GroupMaxSize = cfg.GroupMaxSize
+	groupCfg.OffsetsRetentionMinutes = cfg.OffsetsRetentionMinutes
+	groupCfg.Topics = topicResolver{n.controller}
+	groupCfg.Logger = n.logger
+	n.groups, err = group.NewCoordinator(groupCfg, offsetsStorage{n.partitions})
+	if err != nil {
+		logs.Shutdown()
+		return nil, fmt.Errorf("group coordinator: %w", err)
+	}
+	n.broker.Groups = n.groups
+	elections := &coordinatorElections{nodeID: cfg.NodeID, groups: n.groups}
 	n.controller.OnChange(func(old, next *metadata.Image) {
 		if err := n.partitions.Reconcile(old, next); err != nil {
 			n.logger.Error("apply metadata", "err", err)
 		}
+		elections.apply(next)
+		var deleted []string
+		for _, name := range old.TopicNames() {
+			if next.Topic(name) == nil {
+				deleted = append(deleted, name)
+			}
+		}
+		if len(deleted) > 0 {
+			n.groups.TopicsDeleted(deleted...)
+		}
 	})
-	n.broker.Partitions = n.partitions
 	if err := n.partitions.Reconcile(nil, n.controller.Image()); err != nil {
 		logs.Shutdown()
 		return nil, err
 	}
+	elections.apply(n.controller.Image())
 
 	var listeners []network.ListenerSpec
 	for _, l := range cfg.Listeners {
@@ -221,6 +250,7 @@ func (n *Node) Shutdown(ctx context.Context) error {
 	if n.cancel != nil {
 		n.cancel()
 	}
+	n.groups.Close()
 	errLogs := n.logs.Shutdown()
 	return errors.Join(errNet, errLogs)
 }

@@ -1,0 +1,23 @@
+package api
+
+// OffsetCommit (key 8), versions 2-10, served by the group coordinator
+// (internal/group).
+//
+// Behavior:
+//   - Group commits check the generation and member id (ILLEGAL_GENERATION,
+//     UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID, REBALANCE_IN_PROGRESS); simple
+//     commits (generation -1) are accepted for groups without members.
+//   - Metadata longer than offset.metadata.max.bytes answers
+//     OFFSET_METADATA_TOO_LARGE; unknown topics UNKNOWN_TOPIC_OR_PARTITION.
+//   - v10 names topics by id.
+//   - Commits are records in __consumer_offsets, in Kafka's schema.
+
+import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func init() { register(8, 2, 10, handleOffsetCommit) }
+
+func handleOffsetCommit(b *Broker, c *call, r kmsg.Request) {
+	b.Groups.OffsetCommit(r.(*kmsg.OffsetCommitRequest), func(resp *kmsg.OffsetCommitResponse) { c.reply(resp) })
+}

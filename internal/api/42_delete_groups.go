@@ -1,0 +1,18 @@
+package api
+
+// DeleteGroups (key 42), versions 0-2, served by the group coordinator
+// (internal/group).
+//
+// Behavior:
+//   - A group with members answers NON_EMPTY_GROUP; an unknown one
+//     GROUP_ID_NOT_FOUND.
+
+import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func init() { register(42, 0, 2, handleDeleteGroups) }
+
+func handleDeleteGroups(b *Broker, c *call, r kmsg.Request) {
+	b.Groups.DeleteGroups(r.(*kmsg.DeleteGroupsRequest), func(resp *kmsg.DeleteGroupsResponse) { c.reply(resp) })
+}
