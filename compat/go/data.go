@@ -264,5 +264,5 @@ const (
 // txn scenario sizes.
 const (
 	idemRecords = 1000
-	txnRecords  = 100 // per transaction
+	txnRecords  = 128 // per transaction (a multiple of 8: see kcatInput)
 )

@@ -106,10 +106,12 @@ func kcatMetadata(ctx context.Context, e *env) error {
 	return passWith("topic created with franz-go: kcat has no admin API")
 }
 
-// kcatInput is records from..to-1 as kcat -K '\t' reads them. Each line is
-// exactly 128 bytes: kcat reads its input 128 bytes at a time and hands a
-// record on only when a read ends on it, so records of another length would
-// wait in kcat's buffer until more input or the end of input.
+// kcatInput is records from..to-1 as kcat -K '\t' reads them: lines of
+// exactly 128 bytes. kcat's input reads block until 1024 bytes (or the end of
+// input) arrive, so while its input stays open it hands on only whole groups
+// of 8 such lines: the transactions kept open below are multiples of 8
+// records, and then kcat's input buffer is empty when it is interrupted (with
+// a partial record buffered, kcat exits on the signal without aborting).
 func kcatInput(from, to int) string {
 	var b strings.Builder
 	for i := from; i < to; i++ {

@@ -206,7 +206,7 @@ func runConsume(cmd *cobra.Command, opts *globalOptions, c *consumeOptions, topi
 		return err
 	}
 	if c.partition >= int32(len(partitions)) {
-		return withHint(fmt.Errorf("consume: topic %q has %d partitions, no partition %d", topic, len(partitions), c.partition),
+		return withHint(fmt.Errorf("consume: topic %q has %s, no partition %d", topic, countOf(len(partitions), "partition"), c.partition),
 			"partitions are numbered from 0; see 'samsa topics describe %s'", topic)
 	}
 	consumerOpts, err := c.consumerOptions(cmd, topic, start, exact, partitions)

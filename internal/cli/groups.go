@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -332,24 +331,4 @@ func newGroupsDeleteCommand(opts *globalOptions) *cobra.Command {
 func isPartialShardError(err error) bool {
 	shardErrors, ok := errors.AsType[*kadm.ShardErrors](err)
 	return ok && !shardErrors.AllFailed
-}
-
-// groupState returns a group's state; offsets may be reset only when it has
-// no members (Empty), or does not exist yet (reported as Dead).
-func groupState(ctx context.Context, admin *kadm.Client, group string) (state string, err error) {
-	described, err := admin.DescribeGroups(ctx, group)
-	if err != nil {
-		return "", err
-	}
-	d, ok := described[group]
-	if !ok {
-		return "", fmt.Errorf("group %q missing from the response", group)
-	}
-	if errors.Is(d.Err, kerr.GroupIDNotFound) {
-		return "Dead", nil
-	}
-	if d.Err != nil {
-		return "", kafkaError(d.Err, d.ErrMessage)
-	}
-	return d.State, nil
 }

@@ -350,9 +350,29 @@ func printResetPlan(cmd *cobra.Command, opts *globalOptions, plan resetPlan) err
 		return err
 	}
 	if plan.Executed {
-		_, err := fmt.Fprintf(out, "Committed new offsets for %d partitions of group %q.\n", len(plan.Partitions), plan.Group)
+		_, err := fmt.Fprintf(out, "Committed new offsets for %s of group %q.\n", countOf(len(plan.Partitions), "partition"), plan.Group)
 		return err
 	}
 	_, err := fmt.Fprintln(cmd.ErrOrStderr(), "Dry run: nothing was committed; add --execute to commit these offsets.")
 	return err
+}
+
+// groupState returns a group's state; offsets may be reset only when it has
+// no members (Empty), or does not exist yet (reported as Dead).
+func groupState(ctx context.Context, admin *kadm.Client, group string) (state string, err error) {
+	described, err := admin.DescribeGroups(ctx, group)
+	if err != nil {
+		return "", err
+	}
+	d, ok := described[group]
+	if !ok {
+		return "", fmt.Errorf("group %q missing from the response", group)
+	}
+	if errors.Is(d.Err, kerr.GroupIDNotFound) {
+		return "Dead", nil
+	}
+	if d.Err != nil {
+		return "", kafkaError(d.Err, d.ErrMessage)
+	}
+	return d.State, nil
 }

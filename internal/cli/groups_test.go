@@ -137,7 +137,7 @@ func TestGroupsResetOffsets(t *testing.T) {
 	} {
 		args := append([]string{"groups", "reset-offsets", "audit", "--topic", "ledger:0", "--execute"}, tc.args...)
 		out := mustRun(t, bootstrap, "", args...).stdout
-		if !strings.Contains(out, `Committed new offsets for 1 partitions of group "audit".`) {
+		if !strings.Contains(out, `Committed new offsets for 1 partition of group "audit".`) {
 			t.Errorf("%v: output %q", tc.args, out)
 		}
 		if got := groupCommitted(t, bootstrap, "audit", "ledger", 0); got != tc.want {

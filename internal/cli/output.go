@@ -60,6 +60,14 @@ func joinInt32s(values []int32) string {
 	return strings.Join(parts, ",")
 }
 
+// countOf renders a count with its noun: "1 partition", "3 partitions".
+func countOf(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}
+
 // orDash prints "-" for values that are absent, so columns stay aligned.
 func orDash(s string) string {
 	if s == "" {

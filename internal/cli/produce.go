@@ -288,8 +288,8 @@ func printProduceSummary(cmd *cobra.Command, opts *globalOptions, s produceSumma
 	if opts.jsonOutput() {
 		return writeJSON(out, s)
 	}
-	_, err := fmt.Fprintf(out, "Produced %d records (%d bytes) to %q in %s; %d failed.\n",
-		s.Produced, s.Bytes, s.Topic, time.Duration(s.DurationMs)*time.Millisecond, s.Failed)
+	_, err := fmt.Fprintf(out, "Produced %s (%d bytes) to %q in %s; %d failed.\n",
+		countOf(int(s.Produced), "record"), s.Bytes, s.Topic, time.Duration(s.DurationMs)*time.Millisecond, s.Failed)
 	return err
 }
 
@@ -303,7 +303,7 @@ func checkTopicPartition(ctx context.Context, opts *globalOptions, client *kgo.C
 		return err
 	}
 	if partition >= int32(len(partitions)) {
-		return withHint(fmt.Errorf("%s: topic %q has %d partitions, no partition %d", operation, topic, len(partitions), partition),
+		return withHint(fmt.Errorf("%s: topic %q has %s, no partition %d", operation, topic, countOf(len(partitions), "partition"), partition),
 			"partitions are numbered from 0; see 'samsa topics describe %s'", topic)
 	}
 	return nil

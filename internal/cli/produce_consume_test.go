@@ -140,8 +140,8 @@ func TestProduceConsumeErrors(t *testing.T) {
 
 	mustFail(t, bootstrap, "a\n", []string{"produce", "missing"}, `"missing"`, "UNKNOWN_TOPIC_OR_PARTITION", "samsa topics list")
 	mustFail(t, bootstrap, "", []string{"consume", "missing", "--timeout", "5s"}, `"missing"`, "UNKNOWN_TOPIC_OR_PARTITION")
-	mustFail(t, bootstrap, "a\n", []string{"produce", "small", "--partition", "4"}, "has 1 partitions, no partition 4")
-	mustFail(t, bootstrap, "", []string{"consume", "small", "--partition", "4"}, "has 1 partitions, no partition 4")
+	mustFail(t, bootstrap, "a\n", []string{"produce", "small", "--partition", "4"}, "has 1 partition, no partition 4")
+	mustFail(t, bootstrap, "", []string{"consume", "small", "--partition", "4"}, "has 1 partition, no partition 4")
 
 	// A line without the separator stops the producer, but what was read
 	// before it is still produced and reported.
@@ -149,7 +149,7 @@ func TestProduceConsumeErrors(t *testing.T) {
 	if result.code == 0 || !strings.Contains(result.stderr, `line 2 has no key separator ":"`) {
 		t.Errorf("produce with a bad line: exit %d stderr %q", result.code, result.stderr)
 	}
-	if !strings.Contains(result.stdout, "Produced 1 records") {
+	if !strings.Contains(result.stdout, "Produced 1 record ") {
 		t.Errorf("produce with a bad line: summary %q", result.stdout)
 	}
 

@@ -33,6 +33,7 @@ var topLevelCommands = []commandConstructor{
 	newGroupsCommand,
 	newConfigsCommand,
 	newClusterCommand,
+	newDumpLogCommand,
 }
 
 // Execute runs samsa with the process's arguments and standard streams, and

@@ -1,21 +1,47 @@
 package cli
 
 import (
-	"strings"
+	"context"
+	"io"
+	"log/slog"
 	"testing"
+	"time"
 
-	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/samsa-streaming/samsa/internal/config"
+	"github.com/samsa-streaming/samsa/internal/server"
 )
 
-// startTestBroker starts a cluster for one test and returns its bootstrap
-// servers. It is the only place the CLI tests choose their broker: today a
-// franz-go kfake cluster, later a real Samsa node.
+// startTestBroker starts a real Samsa node for one test, on a free loopback
+// port with its own data dir, and returns its bootstrap address. It is the
+// only place the CLI tests choose their broker.
 func startTestBroker(t *testing.T) (bootstrap string) {
 	t.Helper()
-	cluster, err := kfake.NewCluster(kfake.NumBrokers(1))
+	bootstrap, _ = startTestBrokerWithDir(t)
+	return bootstrap
+}
+
+// startTestBrokerWithDir is startTestBroker that also returns the node's
+// log dir.
+func startTestBrokerWithDir(t *testing.T) (bootstrap, logDir string) {
+	t.Helper()
+	logDir = t.TempDir()
+	cfg, _, err := config.Load("", []string{
+		"listeners=PLAINTEXT://127.0.0.1:0",
+		"log.dirs=" + logDir,
+		"metrics.listener=",
+		"group.initial.rebalance.delay.ms=0",
+	}, nil)
 	if err != nil {
-		t.Fatalf("start kfake cluster: %v", err)
+		t.Fatalf("config: %v", err)
 	}
-	t.Cleanup(cluster.Close)
-	return strings.Join(cluster.ListenAddrs(), ",")
+	node, err := server.Start(cfg, server.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatalf("start samsa node: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		node.Shutdown(ctx)
+	})
+	return node.Addrs()[0].String(), logDir
 }

@@ -154,8 +154,8 @@ num.partitions and default.replication.factor apply.`,
 				_, err = fmt.Fprintf(out, "Topic %q already exists.\n", topic)
 				return err
 			}
-			_, err = fmt.Fprintf(out, "Created topic %q with %d partitions and replication factor %d.\n",
-				topic, result.Partitions, result.ReplicationFactor)
+			_, err = fmt.Fprintf(out, "Created topic %q with %s and replication factor %d.\n",
+				topic, countOf(int(result.Partitions), "partition"), result.ReplicationFactor)
 			return err
 		},
 	}

@@ -594,8 +594,8 @@ func classicGroupFromRecord(id string, v *kmsg.GroupMetadataValue) *classicGroup
 		g.leaderID = *v.Leader
 	}
 	for _, mm := range v.Members {
-		if g.members[mm.MemberID] != nil {
-			continue
+		if mm.MemberID == "" || g.members[mm.MemberID] != nil {
+			continue // not a member Kafka could have written
 		}
 		rebalanceTimeoutMs := mm.RebalanceTimeoutMillis
 		if v.Version < 1 || rebalanceTimeoutMs == -1 {

@@ -165,9 +165,10 @@ func (c *Coordinator) load(p *partition) {
 	p.mu.status = partitionActive
 	now := c.now()
 	s.onLoaded(now)
+	groups := len(s.groups)
 	replies := c.drainLocked(p, now)
 	p.mu.Unlock()
-	c.log.Info("loaded __consumer_offsets partition", "partition", p.id, "records", records, "groups", len(s.groups), "took", time.Since(start))
+	c.log.Info("loaded __consumer_offsets partition", "partition", p.id, "records", records, "groups", groups, "took", time.Since(start))
 	deliver(replies)
 }
 

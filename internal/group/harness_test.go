@@ -21,6 +21,8 @@ type harness struct {
 	// failWrites, when set, fails every append with it.
 	failWrites error
 	uuids      int
+	// memberOpts are the join options stableGroup uses.
+	memberOpts joinOpts
 }
 
 func newHarness(t *testing.T, configure ...func(*Config)) *harness {
@@ -219,7 +221,7 @@ func (h *harness) stableGroup(groupID string, n int) []string {
 	var ids []string
 	var calls []*call[kmsg.JoinGroupResponse]
 	for range n {
-		id, c := h.joinNew(groupID, joinOpts{})
+		id, c := h.joinNew(groupID, h.memberOpts)
 		ids = append(ids, id)
 		calls = append(calls, c)
 	}

@@ -3,6 +3,7 @@ package log
 import (
 	"encoding/binary"
 	"hash/crc32"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -75,8 +76,14 @@ func smallConfig() Config {
 	return cfg
 }
 
+// quietLogger drops log output; tests that care check results instead.
+var quietLogger = slog.New(slog.DiscardHandler)
+
 func openLog(t testing.TB, fsys vfs.FS, dir string, cfg Config, opts OpenOptions) *Log {
 	t.Helper()
+	if opts.Logger == nil {
+		opts.Logger = quietLogger
+	}
 	l, err := Open(fsys, dir, cfg, opts)
 	if err != nil {
 		t.Fatalf("Open: %v", err)

@@ -58,7 +58,7 @@ func Open(fsys vfs.FS, dir string, cfg Config, opts OpenOptions) (*Log, error) {
 	}
 
 	recovered := false
-	if !opts.HadCleanShutdown {
+	if !opts.HadCleanShutdown && len(bases) > 0 {
 		if segs, err = l.recoverSegments(segs, opts.RecoveryPoint); err != nil {
 			closeAll(segs)
 			return nil, err

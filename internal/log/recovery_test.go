@@ -333,7 +333,7 @@ func FuzzRecover(f *testing.F) {
 			}
 		}
 		os.WriteFile(victim, data, 0o644)
-		l, err := Open(vfs.Default, dir, cfg, OpenOptions{})
+		l, err := Open(vfs.Default, dir, cfg, OpenOptions{Logger: quietLogger})
 		if err != nil {
 			t.Fatalf("Open: %v", err)
 		}
