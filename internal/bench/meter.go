@@ -10,7 +10,9 @@ import (
 // meter counts what a benchmark moved and reports it every interval. Its
 // add and latency methods are safe for concurrent use.
 type meter struct {
+	// start and stop bound the measured phase; set by begin and end.
 	start   time.Time
+	stop    time.Time
 	records atomic.Int64
 	bytes   atomic.Int64
 	errors  atomic.Int64
@@ -27,6 +29,14 @@ func newMeter() *meter {
 	m.latency.Store(new(Histogram))
 	return m
 }
+
+// begin starts the clock; call it before report.
+func (m *meter) begin() { m.start = time.Now() }
+
+// end stops the clock; a result without end runs to the moment it is taken.
+func (m *meter) end() { m.endAt(time.Now()) }
+
+func (m *meter) endAt(t time.Time) { m.stop = t }
 
 func (m *meter) add(records, bytes int64) {
 	m.records.Add(records)
@@ -51,6 +61,9 @@ func (m *meter) result() Result {
 		Errors:  m.errors.Load(),
 		Elapsed: time.Since(m.start),
 		Latency: m.total.Summary(),
+	}
+	if !m.stop.IsZero() {
+		r.Elapsed = m.stop.Sub(m.start)
 	}
 	if r.Errors > 0 {
 		m.firstErrorOnce.Do(func() {})

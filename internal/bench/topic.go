@@ -1,0 +1,69 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// topicReadyTimeout bounds the wait for a new topic's partitions to have
+// leaders.
+const topicReadyTimeout = 60 * time.Second
+
+// TopicSpec is a topic a benchmark writes to.
+type TopicSpec struct {
+	Name              string
+	Partitions        int32
+	ReplicationFactor int16
+	Configs           map[string]*string
+}
+
+// EnsureTopic creates the topic if it does not exist and waits until every
+// partition has a leader. It reports whether it created the topic and the
+// partition count the topic has.
+func EnsureTopic(ctx context.Context, brokers []string, clientOpts []kgo.Opt, spec TopicSpec) (created bool, partitions int32, err error) {
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(brokers...)}, clientOpts...)...)
+	if err != nil {
+		return false, 0, fmt.Errorf("bench: create admin client: %w", err)
+	}
+	defer cl.Close()
+	admin := kadm.NewClient(cl)
+	admin.SetTimeoutMillis(int32(topicReadyTimeout.Milliseconds()))
+	replication := spec.ReplicationFactor
+	if replication == 0 {
+		replication = -1 // the broker's default.replication.factor
+	}
+	resp, err := admin.CreateTopic(ctx, spec.Partitions, replication, spec.Configs, spec.Name)
+	switch {
+	case err == nil && resp.Err == nil:
+		created = true
+	case err == nil && errors.Is(resp.Err, kerr.TopicAlreadyExists):
+	case err == nil:
+		return false, 0, fmt.Errorf("bench: create topic %q: %w", spec.Name, resp.Err)
+	default:
+		return false, 0, fmt.Errorf("bench: create topic %q: %w", spec.Name, err)
+	}
+	deadline := time.Now().Add(topicReadyTimeout)
+	for {
+		layout, err := topicPartitions(ctx, cl, spec.Name)
+		ready := err == nil && len(layout.partitions) > 0
+		for _, p := range layout.partitions {
+			ready = ready && p.leader >= 0
+		}
+		if ready {
+			return created, int32(len(layout.partitions)), nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			if err == nil {
+				err = errors.New("partitions have no leader")
+			}
+			return created, 0, fmt.Errorf("bench: topic %q not ready after %s: %w", spec.Name, topicReadyTimeout, err)
+		}
+		sleepContext(ctx, 50*time.Millisecond)
+	}
+}
