@@ -44,12 +44,23 @@ type Config struct {
 var ErrJournal = errors.New("controller: metadata journal")
 
 // Controller serialises metadata changes. Reads go through Image, lock-free.
+//
+// Every committed record reaches the image through apply, exactly once and
+// in offset order: either right after this controller's own Append returns
+// (a local journal), or from the journal's replication layer through
+// ApplyCommitted (a Raft quorum applies on every node, the leader included,
+// before its Append returns). apply skips offsets already applied, so both
+// paths can run for the same records.
 type Controller struct {
 	cfg     Config
 	journal Journal
 	image   atomic.Pointer[metadata.Image]
 
-	mu struct {
+	// mu serialises decisions: read the image, decide, append.
+	mu sync.Mutex
+
+	// applyMu serialises changes to the image and the listeners.
+	applyMu struct {
 		sync.Mutex
 		listeners []func(old, new *metadata.Image)
 	}
@@ -64,27 +75,13 @@ func New(cfg Config, journal Journal) (*Controller, error) {
 		cfg.Logger = slog.Default()
 	}
 	c := &Controller{cfg: cfg, journal: journal}
-	img := metadata.EmptyImage()
-	var pending []metadata.Record
-	first := int64(-1)
+	c.image.Store(metadata.EmptyImage())
 	err := journal.Replay(func(offset int64, value []byte) error {
-		r, err := metadata.Decode(value)
-		if err != nil {
-			return fmt.Errorf("metadata offset %d: %w", offset, err)
-		}
-		if first < 0 {
-			first = offset
-		}
-		// Records are applied one at a time so offsets stay exact even if the
-		// journal skips offsets.
-		pending = append(pending[:0], r)
-		img = img.Apply(offset, pending)
-		return nil
+		return c.ApplyCommitted(offset, [][]byte{value})
 	})
 	if err != nil {
 		return nil, err
 	}
-	c.image.Store(img)
 	return c, nil
 }
 
@@ -92,12 +89,46 @@ func New(cfg Config, journal Journal) (*Controller, error) {
 func (c *Controller) Image() *metadata.Image { return c.image.Load() }
 
 // OnChange registers fn to run after each applied change, with the image
-// before and after. fn runs with the controller's lock held: it must not call
-// back into the controller.
+// before and after. fn runs with the apply lock held: it must not call back
+// into the controller's write methods.
 func (c *Controller) OnChange(fn func(old, new *metadata.Image)) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.mu.listeners = append(c.mu.listeners, fn)
+	c.applyMu.Lock()
+	defer c.applyMu.Unlock()
+	c.applyMu.listeners = append(c.applyMu.listeners, fn)
+}
+
+// ApplyCommitted decodes and applies committed records that start at
+// offset. Records at or below the image's offset are skipped.
+func (c *Controller) ApplyCommitted(offset int64, values [][]byte) error {
+	recs := make([]metadata.Record, len(values))
+	for i, v := range values {
+		r, err := metadata.Decode(v)
+		if err != nil {
+			return fmt.Errorf("metadata offset %d: %w", offset+int64(i), err)
+		}
+		recs[i] = r
+	}
+	c.apply(offset, recs)
+	return nil
+}
+
+// apply applies recs, which start at offset first, skipping those already
+// applied, and tells the listeners.
+func (c *Controller) apply(first int64, recs []metadata.Record) {
+	c.applyMu.Lock()
+	defer c.applyMu.Unlock()
+	old := c.image.Load()
+	if skip := old.Offset - first + 1; skip > 0 {
+		if skip >= int64(len(recs)) {
+			return
+		}
+		recs, first = recs[skip:], first+skip
+	}
+	next := old.Apply(first, recs)
+	c.image.Store(next)
+	for _, fn := range c.applyMu.listeners {
+		fn(old, next)
+	}
 }
 
 // commitLocked appends recs to the journal and applies them.
@@ -117,12 +148,7 @@ func (c *Controller) commitLocked(recs []metadata.Record) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrJournal, err)
 	}
-	old := c.image.Load()
-	next := old.Apply(first, recs)
-	c.image.Store(next)
-	for _, fn := range c.mu.listeners {
-		fn(old, next)
-	}
+	c.apply(first, recs)
 	return nil
 }
 

@@ -169,3 +169,35 @@ func TestTopicNameRules(t *testing.T) {
 		}
 	}
 }
+
+func TestApplyCommittedIsIdempotentByOffset(t *testing.T) {
+	j := &memJournal{}
+	c := newTestController(t, j, 1)
+	c.CreateTopics([]CreateTopic{{Name: "once", NumPartitions: 1, ReplicationFactor: 1}}, false)
+	changes := 0
+	c.OnChange(func(old, next *metadata.Image) { changes++ })
+	before := c.Image()
+	// A replication layer delivering records the controller already applied
+	// changes nothing.
+	if err := c.ApplyCommitted(0, j.values); err != nil {
+		t.Fatal(err)
+	}
+	if c.Image() != before || changes != 0 {
+		t.Fatal("re-applying committed records changed the image")
+	}
+	// New records from another controller apply once, even if delivered twice.
+	v := "1"
+	value, _ := metadata.Encode(nil, &metadata.ConfigRecord{ResourceType: metadata.ResourceTopic, ResourceName: "once", Name: "retention.ms", Value: &v})
+	next := int64(len(j.values))
+	for range 2 {
+		if err := c.ApplyCommitted(next, [][]byte{value}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if changes != 1 || c.Image().Offset != next {
+		t.Fatalf("changes %d, offset %d", changes, c.Image().Offset)
+	}
+	if err := c.ApplyCommitted(next+1, [][]byte{{0xff}}); err == nil {
+		t.Fatal("corrupt record applied")
+	}
+}
