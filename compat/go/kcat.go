@@ -33,6 +33,19 @@ var kcatDriver = driver{
 
 func kcatBin() string { return getenv("COMPAT_KCAT", "kcat") }
 
+// kcatVersion is "1.7.1 (librdkafka 2.0.2)" from kcat -V.
+func kcatVersion() string {
+	out, err := exec.Command(kcatBin(), "-V").CombinedOutput()
+	if err != nil {
+		return ""
+	}
+	m := regexp.MustCompile(`Version (\S+) .*librdkafka (\S+?)[ )]`).FindStringSubmatch(string(out))
+	if m == nil {
+		return ""
+	}
+	return m[1] + " (librdkafka " + m[2] + ")"
+}
+
 // kcatRun runs kcat with stdin and returns stdout; a non-zero exit is an
 // error carrying stderr.
 func kcatRun(ctx context.Context, e *env, stdin string, args ...string) (string, error) {

@@ -68,7 +68,29 @@ type result struct {
 	Scenario string `json:"scenario"`
 	Status   string `json:"status"`
 	Detail   string `json:"detail"`
+	Version  string `json:"version,omitempty"`
 	Seconds  string `json:"seconds"`
+}
+
+// modules names each Go client's module, for its version.
+var modules = map[string]string{
+	"franz-go": "github.com/twmb/franz-go",
+	"sarama":   "github.com/IBM/sarama",
+	"kafka-go": "github.com/segmentio/kafka-go",
+}
+
+func clientVersion(client string) string {
+	if client == "kcat" {
+		return kcatVersion()
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, m := range bi.Deps {
+			if m.Path == modules[client] {
+				return m.Version
+			}
+		}
+	}
+	return ""
 }
 
 func main() {
@@ -105,7 +127,8 @@ func main() {
 
 	start := time.Now()
 	err := run(ctx, fn, e)
-	res := result{Client: *client, Scenario: scenario, Seconds: fmt.Sprintf("%.1f", time.Since(start).Seconds())}
+	res := result{Client: *client, Scenario: scenario, Seconds: fmt.Sprintf("%.1f", time.Since(start).Seconds()),
+		Version: clientVersion(*client)}
 	var na errNA
 	var pd passDetail
 	switch {

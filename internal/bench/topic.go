@@ -38,13 +38,11 @@ func EnsureTopic(ctx context.Context, brokers []string, clientOpts []kgo.Opt, sp
 	if replication == 0 {
 		replication = -1 // the broker's default.replication.factor
 	}
-	resp, err := admin.CreateTopic(ctx, spec.Partitions, replication, spec.Configs, spec.Name)
+	_, err = admin.CreateTopic(ctx, spec.Partitions, replication, spec.Configs, spec.Name)
 	switch {
-	case err == nil && resp.Err == nil:
-		created = true
-	case err == nil && errors.Is(resp.Err, kerr.TopicAlreadyExists):
 	case err == nil:
-		return false, 0, fmt.Errorf("bench: create topic %q: %w", spec.Name, resp.Err)
+		created = true
+	case errors.Is(err, kerr.TopicAlreadyExists):
 	default:
 		return false, 0, fmt.Errorf("bench: create topic %q: %w", spec.Name, err)
 	}

@@ -33,6 +33,7 @@ var topLevelCommands = []commandConstructor{
 	newGroupsCommand,
 	newConfigsCommand,
 	newClusterCommand,
+	newBenchCommand,
 	newDumpLogCommand,
 }
 

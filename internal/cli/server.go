@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/signal"
@@ -34,6 +35,9 @@ controller on 127.0.0.1:9092 with data in ./samsa-data.`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			// The first signal starts a graceful shutdown; unregistering then
+			// lets a second one kill the process as usual.
+			context.AfterFunc(ctx, stop)
 			return server.Run(ctx, cfg)
 		},
 	}

@@ -48,6 +48,9 @@ type Broker struct {
 	InterBrokerListenerName     string            // derived
 	BrokerRack                  string            // derived: broker.rack, "" when unset
 	MetricsListener             string            // host:port, "" when disabled
+	LogFormat                   string            // Samsa: log.format, text or json
+	LogLevel                    string            // Samsa: log.level; log.level.<component> via Get
+	LogRequestSampleRate        int32             // Samsa: log.request.sample.rate, 0 = off
 
 	NumNetworkThreads        int32
 	SocketSendBufferBytes    int32

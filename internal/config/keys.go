@@ -144,6 +144,30 @@ var brokerKeys = []Key{
 	{Name: "metrics.listener", Type: typeString, Default: "127.0.0.1:9644", Check: hostPort,
 		Doc:         "Samsa: host:port of the HTTP metrics and health endpoint; empty disables it.",
 		brokerField: func(b *Broker) any { return &b.MetricsListener }},
+
+	// Samsa's own logging keys. Levels are slog's; "log." here is the
+	// broker's own log, not a partition log.
+	{Name: "log.format", Type: typeString, Default: "text", Check: oneOf("text", "json"),
+		Doc:         "Samsa: format of the broker's own log lines on stderr: text (key=value) or json (one object per line).",
+		brokerField: func(b *Broker) any { return &b.LogFormat }},
+	{Name: "log.level", Type: typeString, Default: "info", Check: oneOf(LogLevels...),
+		Doc:         "Samsa: lowest level of the broker's own log lines that are written: debug, info, warn or error.",
+		brokerField: func(b *Broker) any { return &b.LogLevel }},
+	{Name: "log.level.network", Type: typeString, NoDefault: true, Check: oneOf(LogLevels...),
+		Doc: "Samsa: log level of the network layer (listeners, connections, request queue). If not set, log.level is used."},
+	{Name: "log.level.api", Type: typeString, NoDefault: true, Check: oneOf(LogLevels...),
+		Doc: "Samsa: log level of the Kafka API handlers. If not set, log.level is used."},
+	{Name: "log.level.log", Type: typeString, NoDefault: true, Check: oneOf(LogLevels...),
+		Doc: "Samsa: log level of the storage layer (partition logs, recovery, retention, flushes). If not set, log.level is used."},
+	{Name: "log.level.group", Type: typeString, NoDefault: true, Check: oneOf(LogLevels...),
+		Doc: "Samsa: log level of the group coordinator. If not set, log.level is used."},
+	{Name: "log.level.controller", Type: typeString, NoDefault: true, Check: oneOf(LogLevels...),
+		Doc: "Samsa: log level of the controller and metadata log. If not set, log.level is used."},
+	{Name: "log.level.request", Type: typeString, NoDefault: true, Check: oneOf(LogLevels...),
+		Doc: "Samsa: log level of the request log (Kafka's kafka.request.logger), whose sampled lines are written at debug. If not set, debug when log.request.sample.rate is above 0, else log.level."},
+	{Name: "log.request.sample.rate", Type: typeInt, Default: "0", Check: atLeast(0),
+		Doc:         "Samsa: write one request in this many to the request log at debug level, with its API, version, client id and latency; 1 logs every request, 0 none.",
+		brokerField: func(b *Broker) any { return &b.LogRequestSampleRate }},
 	{Name: "num.network.threads", Type: typeInt, Default: "3", Check: atLeast(1), Dynamic: true,
 		Doc:         "Number of threads receiving requests from and sending responses to the network.",
 		brokerField: func(b *Broker) any { return &b.NumNetworkThreads }},
@@ -518,6 +542,14 @@ var brokerKeys = []Key{
 		Doc:         "How often expired producer ids are removed.",
 		brokerField: func(b *Broker) any { return &b.ProducerIDExpirationCheckIntervalMs }},
 }
+
+// LogLevels are the values of log.level and log.level.<component>, lowest
+// first.
+var LogLevels = []string{"debug", "info", "warn", "error"}
+
+// LogComponents name the parts of the broker whose log level can be set
+// apart with log.level.<component>.
+var LogComponents = []string{"network", "api", "log", "group", "controller", "request"}
 
 // brokerKeyIndex and envKeyIndex map a key name, and the SAMSA_ environment
 // variable name derived from it, to its place in brokerKeys.

@@ -36,6 +36,8 @@ type Config struct {
 	// NewMemberJoinTimeoutMs bounds how long a new member's parked JoinGroup
 	// waits (Kafka's fixed classic new-member join timeout, 300000).
 	NewMemberJoinTimeoutMs int32
+	// ConsumerGroup configures consumer-protocol (KIP-848) groups.
+	ConsumerGroup ConsumerGroupConfig
 
 	// Topics resolves topic IDs for OffsetCommit and OffsetFetch v10+, which
 	// name topics by ID. Nil means no topic ID resolves (UNKNOWN_TOPIC_ID).
@@ -65,6 +67,7 @@ func DefaultConfig() Config {
 		OffsetsRetentionMinutes:         10080,
 		OffsetsRetentionCheckIntervalMs: 600000,
 		NewMemberJoinTimeoutMs:          300000,
+		ConsumerGroup:                   DefaultConsumerGroupConfig(),
 	}
 }
 
@@ -91,7 +94,7 @@ func (c Config) Validate() error {
 	case c.NewMemberJoinTimeoutMs < 1:
 		return fmt.Errorf("%w: new member join timeout must be at least 1ms", ErrInvalidConfig)
 	}
-	return nil
+	return c.ConsumerGroup.validate()
 }
 
 func (c Config) offsetsRetentionMs() int64 { return int64(c.OffsetsRetentionMinutes) * 60 * 1000 }

@@ -129,7 +129,9 @@ func joinStable(t *testing.T, c *Coordinator, groupID string) string {
 	if first.ErrorCode != kerr.MemberIDRequired.Code {
 		t.Fatalf("first join %+v", first)
 	}
-	joined := await(t, func(r func(*kmsg.JoinGroupResponse)) { c.JoinGroup(client, newJoinRequest(9, groupID, first.MemberID), r) })
+	joined := await(t, func(r func(*kmsg.JoinGroupResponse)) {
+		c.JoinGroup(client, newJoinRequest(9, groupID, first.MemberID), r)
+	})
 	if joined.ErrorCode != 0 || joined.Generation != 1 {
 		t.Fatalf("join %+v", joined)
 	}
@@ -275,7 +277,9 @@ func TestCoordinatorReloadsFromStorage(t *testing.T) {
 	storage := newMemStorage()
 	c := newTestCoordinator(t, storage, 0, 1, 2, 3)
 	memberID := joinStable(t, c, "my-group")
-	await(t, func(r func(*kmsg.OffsetCommitResponse)) { c.OffsetCommit(commitRequest("my-group", memberID, 1, "t1", 10, 20), r) })
+	await(t, func(r func(*kmsg.OffsetCommitResponse)) {
+		c.OffsetCommit(commitRequest("my-group", memberID, 1, "t1", 10, 20), r)
+	})
 	simple := commitRequest("simple", "", -1, "t2", 7)
 	await(t, func(r func(*kmsg.OffsetCommitResponse)) { c.OffsetCommit(simple, r) })
 	c.Close()
@@ -318,7 +322,9 @@ func TestCoordinatorResignAnswersParkedJoin(t *testing.T) {
 	c.OnElected(p)
 	waitLoaded(t, c)
 	first := await(t, func(r func(*kmsg.JoinGroupResponse)) { c.JoinGroup(Client{}, newJoinRequest(9, "g", ""), r) })
-	parked := async(func(r func(*kmsg.JoinGroupResponse)) { c.JoinGroup(Client{}, newJoinRequest(9, "g", first.MemberID), r) })
+	parked := async(func(r func(*kmsg.JoinGroupResponse)) {
+		c.JoinGroup(Client{}, newJoinRequest(9, "g", first.MemberID), r)
+	})
 	select {
 	case r := <-parked:
 		t.Fatalf("answered early: %+v", r)

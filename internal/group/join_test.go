@@ -201,10 +201,6 @@ func TestLeaderRejoinRebalances(t *testing.T) {
 // complete with every member and a consistent generation.
 func TestCooperativeTwoRoundRebalance(t *testing.T) {
 	h := newHarness(t)
-	coop := func(owned string) joinOpts {
-		return joinOpts{protocols: []kmsg.JoinGroupRequestProtocol{{Name: "cooperative-sticky", Metadata: subscription("t1")}}}
-	}
-	_ = coop
 	ids := h.stableGroup("g", 2)
 
 	// A third member joins: the group rebalances; both old members rejoin.

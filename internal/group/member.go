@@ -137,10 +137,3 @@ func optionalString(s string, ok bool) *string {
 	}
 	return &s
 }
-
-func equalStringPtr(a, b *string) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	return *a == *b
-}

@@ -93,8 +93,6 @@ func (q *timerQueue) popExpired(now time.Time) *timer {
 	return t
 }
 
-func (q *timerQueue) len() int { return len(q.heap) }
-
 type timerHeap []*timer
 
 func (h timerHeap) Len() int { return len(h) }

@@ -102,12 +102,23 @@
 //
 // # meta.properties (each log dir)
 //
-// Java properties: "#" comment lines, then key=value lines:
+// Java properties: "#" comment lines (Samsa writes "#" and a date), then
+// key=value lines (Samsa writes them sorted; readers must not care):
 //
-//	version=1
+//	#
+//	#Thu Nov 30 00:00:00 UTC 2026
 //	cluster.id=<cluster id>
-//	node.id=<node id>
 //	directory.id=<16 random bytes, base64url without padding>
+//	node.id=<node id>
+//	version=1
+//
+// # Deletion
+//
+// A segment leaving the log (retention, DeleteRecords, truncation) has its
+// files renamed <name>.deleted and stays open for file.delete.delay.ms so
+// reads in flight can finish; a deleted partition directory is renamed
+// <topic>-<partition>.<32 hex digits>-delete for the same delay. Startup
+// removes whatever such files and directories a previous run left.
 //
 // # .kafka_cleanshutdown (each log dir)
 //

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"hash/crc32"
 	"log/slog"
+	"sync"
 	"testing"
 	"time"
 
@@ -59,13 +60,25 @@ func withBaseOffset(batch []byte, base int64, epoch int32) []byte {
 	return b
 }
 
-// testClock is a manual clock.
-type testClock struct{ now time.Time }
+// testClock is a manual clock, safe for the log's background goroutines.
+type testClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
 
 func newTestClock() *testClock { return &testClock{now: time.UnixMilli(1_700_000_000_000)} }
 
-func (c *testClock) Now() time.Time          { return c.now }
-func (c *testClock) Advance(d time.Duration) { c.now = c.now.Add(d) }
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *testClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
 
 func smallConfig() Config {
 	cfg := DefaultConfig()

@@ -63,8 +63,14 @@ type Log struct {
 	dirDirty atomic.Bool
 	// failure holds the first I/O error that made the log refuse writes.
 	failure atomic.Pointer[error]
-	// background counts goroutines (flushes after a roll) Close waits for.
+	// background counts goroutines (the flusher after rolls) Close waits for.
 	background sync.WaitGroup
+	// pendingFlush is the offset the background flusher flushes up to, and
+	// flusherRunning whether its goroutine is running.
+	pendingFlush   atomic.Int64
+	flusherRunning atomic.Bool
+	// ext holds roll hooks and the aborted-transaction index (hooks.go).
+	ext extensions
 }
 
 type pendingDelete struct {
@@ -351,6 +357,7 @@ func (l *Log) appendLocked(data []byte, info appendInfo) error {
 		return l.fail(err)
 	}
 	l.logEndOffset.Store(info.lastOffset + 1)
+	l.checkInvariantsLocked()
 	return nil
 }
 
@@ -441,14 +448,39 @@ func (l *Log) rollLocked(newOffset int64) (*segment, error) {
 	l.mu.segments = append(append(make([]*segment, 0, len(segs)+1), segs...), seg)
 	l.mu.Unlock()
 	l.dirDirty.Store(true)
+	l.scheduleFlush(newOffset)
+	l.ext.afterRoll(l, old, newOffset)
+	return seg, nil
+}
+
+// scheduleFlush flushes up to offset in the background. At most one flusher
+// goroutine runs per log; rolls while it works raise its target.
+func (l *Log) scheduleFlush(offset int64) {
+	for {
+		cur := l.pendingFlush.Load()
+		if offset <= cur || l.pendingFlush.CompareAndSwap(cur, offset) {
+			break
+		}
+	}
+	if !l.flusherRunning.CompareAndSwap(false, true) {
+		return
+	}
 	l.background.Add(1)
 	go func() {
 		defer l.background.Done()
-		if err := l.flushTo(newOffset); err != nil {
-			l.logger.Error("flushing rolled segment", "dir", l.dir, "err", err)
+		for {
+			target := l.pendingFlush.Load()
+			if err := l.flushTo(target); err != nil {
+				l.logger.Error("flushing rolled segment", "dir", l.dir, "err", err)
+			}
+			l.flusherRunning.Store(false)
+			// A roll that raised the target after the load above saw the
+			// flusher running and left the work to it.
+			if l.pendingFlush.Load() == target || !l.flusherRunning.CompareAndSwap(false, true) {
+				return
+			}
 		}
 	}()
-	return seg, nil
 }
 
 func (l *Log) jitterMs(cfg Config) int64 {

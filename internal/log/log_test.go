@@ -8,13 +8,18 @@ import (
 	"github.com/samsa-streaming/samsa/internal/vfs"
 )
 
+// TestAppendReadReopen runs on the OS filesystem and in memory.
 func TestAppendReadReopen(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "topic-0")
+	t.Run("os", func(t *testing.T) { testAppendReadReopen(t, vfs.Default, filepath.Join(t.TempDir(), "topic-0")) })
+	t.Run("mem", func(t *testing.T) { testAppendReadReopen(t, vfs.NewMem(), "/data/topic-0") })
+}
+
+func testAppendReadReopen(t *testing.T, fsys vfs.FS, dir string) {
 	clock := newTestClock()
-	l := openLog(t, vfs.Default, dir, smallConfig(), OpenOptions{Clock: clock.Now})
+	l := openLog(t, fsys, dir, smallConfig(), OpenOptions{Clock: clock.Now})
 	var want int64
 	for i := 0; i < 200; i++ {
-		r := mustAppend(t, l, makeBatch(3, 100, clock.now.UnixMilli()+int64(i)), 1)
+		r := mustAppend(t, l, makeBatch(3, 100, clock.Now().UnixMilli()+int64(i)), 1)
 		if r.BaseOffset != want || r.LastOffset != want+2 {
 			t.Fatalf("append %d: offsets [%d, %d], want [%d, %d]", i, r.BaseOffset, r.LastOffset, want, want+2)
 		}
@@ -65,14 +70,14 @@ func TestAppendReadReopen(t *testing.T) {
 	}
 
 	for _, clean := range []bool{true, false} {
-		l2 := openLog(t, vfs.Default, dir, smallConfig(), OpenOptions{Clock: clock.Now, HadCleanShutdown: clean})
+		l2 := openLog(t, fsys, dir, smallConfig(), OpenOptions{Clock: clock.Now, HadCleanShutdown: clean})
 		if l2.LogEndOffset() != 600 {
 			t.Fatalf("clean=%v: reopened LEO %d", clean, l2.LogEndOffset())
 		}
 		if got := len(readAll(t, l2, 0)); got != 200 {
 			t.Fatalf("clean=%v: reopened read %d batches", clean, got)
 		}
-		r := mustAppend(t, l2, makeBatch(1, 10, clock.now.UnixMilli()), 2)
+		r := mustAppend(t, l2, makeBatch(1, 10, clock.Now().UnixMilli()), 2)
 		if r.BaseOffset != 600 {
 			t.Fatalf("append after reopen at %d", r.BaseOffset)
 		}

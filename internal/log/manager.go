@@ -280,13 +280,26 @@ func (m *Manager) Create(tp TopicPartition, topicID [16]byte, cfg Config) (*Log,
 		}
 	}
 	path := filepath.Join(logDir, tp.String())
+	// A directory left by an earlier topic of the same name is moved aside.
+	if old, err := ReadPartitionMetadata(m.fs, path); err == nil && old != topicID {
+		m.logger.Warn("partition dir belongs to an older topic; deleting it", "path", path, "topic_id", EncodeUUID(old))
+		id := randomUUID()
+		stale := filepath.Join(logDir, tp.String()+"."+hex.EncodeToString(id[:])+"-delete")
+		if err := m.fs.Rename(path, stale); err != nil {
+			return nil, storageError("rename stale partition dir", err)
+		}
+		if err := m.fs.RemoveAll(stale); err != nil {
+			m.logger.Warn("removing stale partition dir", "path", stale, "err", err)
+		}
+	}
 	if err := m.fs.MkdirAll(path, 0o755); err != nil {
 		return nil, storageError("create partition dir", err)
 	}
 	if err := WritePartitionMetadata(m.fs, path, topicID); err != nil {
 		return nil, err
 	}
-	l, err := Open(m.fs, path, cfg, OpenOptions{Clock: m.opts.Clock, Logger: m.logger, HadCleanShutdown: true})
+	// Not a clean open: if the directory already held data, recover it.
+	l, err := Open(m.fs, path, cfg, OpenOptions{Clock: m.opts.Clock, Logger: m.logger})
 	if err != nil {
 		return nil, err
 	}

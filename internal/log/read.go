@@ -1,6 +1,7 @@
 package log
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -45,6 +46,16 @@ const (
 // whole; clients skip the records before the offset they asked for. An offset
 // outside [LogStartOffset, LogEndOffset] returns ErrOffsetOutOfRange.
 func (l *Log) Read(offset int64, maxBytes int32, upperBound int64, minOneBatch bool) (ReadResult, error) {
+	r, err := l.read(offset, maxBytes, upperBound, minOneBatch)
+	if errors.Is(err, ErrClosed) {
+		// A segment in our snapshot was deleted and closed meanwhile: the
+		// second attempt sees the log without it (and the new start offset).
+		r, err = l.read(offset, maxBytes, upperBound, minOneBatch)
+	}
+	return r, err
+}
+
+func (l *Log) read(offset int64, maxBytes int32, upperBound int64, minOneBatch bool) (ReadResult, error) {
 	leo := l.logEndOffset.Load()
 	l.mu.RLock()
 	segs, start, closed := l.mu.segments, l.mu.logStartOffset, l.mu.closed

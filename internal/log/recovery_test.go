@@ -72,7 +72,7 @@ func writeTestLog(t testing.TB, dir string, cfg Config, batches int) {
 	clock := newTestClock()
 	l := openLog(t, vfs.Default, dir, cfg, OpenOptions{Clock: clock.Now})
 	for i := 0; i < batches; i++ {
-		mustAppend(t, l, makeBatch(1+i%4, 40+i%50, clock.now.UnixMilli()+int64(i)), int32(i/10))
+		mustAppend(t, l, makeBatch(1+i%4, 40+i%50, clock.Now().UnixMilli()+int64(i)), int32(i/10))
 	}
 	if err := l.Close(); err != nil {
 		t.Fatal(err)

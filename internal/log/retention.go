@@ -52,6 +52,7 @@ func (l *Log) EnforceRetention(now time.Time) (int, error) {
 	if err != nil {
 		return deleted, err
 	}
+	l.checkInvariantsLocked()
 	return deleted, l.removeDeletedLocked(nowMs, false)
 }
 
@@ -207,6 +208,7 @@ func (l *Log) DeleteRecordsBefore(offset int64) error {
 		return l.fail(err)
 	}
 	_, err := l.deleteBelowLogStartLocked(l.nowMs())
+	l.checkInvariantsLocked()
 	return err
 }
 
@@ -256,9 +258,13 @@ func (l *Log) TruncateTo(offset int64) error {
 	if l.recoveryPoint.Load() > newEnd {
 		l.recoveryPoint.Store(newEnd)
 	}
+	if l.pendingFlush.Load() > newEnd {
+		l.pendingFlush.Store(newEnd)
+	}
 	if l.highWatermark.Load() > newEnd {
 		l.highWatermark.Store(newEnd)
 	}
+	l.checkInvariantsLocked()
 	return l.fail(l.epochs.TruncateFromEnd(newEnd))
 }
 
@@ -298,6 +304,7 @@ func (l *Log) truncateFullyLocked(newOffset int64) error {
 	l.mu.Unlock()
 	l.logEndOffset.Store(newOffset)
 	l.recoveryPoint.Store(newOffset)
+	l.pendingFlush.Store(newOffset)
 	l.highWatermark.Store(newOffset)
 	if err := l.epochs.Clear(); err != nil {
 		return l.fail(err)

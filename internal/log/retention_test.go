@@ -18,7 +18,7 @@ func retentionLog(t *testing.T, cfg Config) (*Log, *testClock) {
 	cfg.SegmentBytes = 1200
 	l := openLog(t, vfs.Default, filepath.Join(t.TempDir(), "t-0"), cfg, OpenOptions{Clock: clock.Now})
 	t.Cleanup(func() { l.Close() })
-	start := clock.now.Add(-time.Hour).UnixMilli()
+	start := clock.Now().Add(-time.Hour).UnixMilli()
 	for i := 0; i < 30; i++ {
 		mustAppend(t, l, makeBatch(2, 300, start+int64(i)*120_000), 0)
 	}
@@ -31,7 +31,7 @@ func TestRetentionByTime(t *testing.T) {
 	cfg.RetentionMs = (30 * time.Minute).Milliseconds()
 	l, clock := retentionLog(t, cfg)
 	segs := l.NumSegments()
-	n, err := l.EnforceRetention(clock.now)
+	n, err := l.EnforceRetention(clock.Now())
 	if err != nil || n == 0 {
 		t.Fatalf("deleted %d, %v", n, err)
 	}
@@ -45,7 +45,7 @@ func TestRetentionByTime(t *testing.T) {
 		t.Fatalf("log start %d, first segment %d", l.LogStartOffset(), first.baseOffset)
 	}
 	m, _ := first.maxTimestampSoFar()
-	if clock.now.UnixMilli()-m.timestamp > cfg.RetentionMs {
+	if clock.Now().UnixMilli()-m.timestamp > cfg.RetentionMs {
 		t.Fatal("kept an expired segment")
 	}
 	if _, err := l.Read(0, 100, l.LogEndOffset(), true); !errors.Is(err, ErrOffsetOutOfRange) {
@@ -54,13 +54,13 @@ func TestRetentionByTime(t *testing.T) {
 	checkLog(t, l)
 	// Later, everything expires: the active segment is rolled and deleted too.
 	clock.Advance(2 * time.Hour)
-	if _, err := l.EnforceRetention(clock.now); err != nil {
+	if _, err := l.EnforceRetention(clock.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if l.NumSegments() != 1 || l.LogStartOffset() != 60 || l.LogEndOffset() != 60 || l.Size() != 0 {
 		t.Fatalf("after full expiry: %d segments, start %d, end %d, size %d", l.NumSegments(), l.LogStartOffset(), l.LogEndOffset(), l.Size())
 	}
-	r := mustAppend(t, l, makeBatch(1, 10, clock.now.UnixMilli()), 0)
+	r := mustAppend(t, l, makeBatch(1, 10, clock.Now().UnixMilli()), 0)
 	if r.BaseOffset != 60 {
 		t.Fatalf("append after expiry at %d", r.BaseOffset)
 	}
@@ -71,7 +71,7 @@ func TestRetentionBySize(t *testing.T) {
 	cfg.RetentionMs = -1
 	cfg.RetentionBytes = 3000
 	l, clock := retentionLog(t, cfg)
-	if _, err := l.EnforceRetention(clock.now); err != nil {
+	if _, err := l.EnforceRetention(clock.Now()); err != nil {
 		t.Fatal(err)
 	}
 	// Whole segments only: what is left exceeds retention.bytes by less than
@@ -91,7 +91,7 @@ func TestRetentionStopsAtHighWatermark(t *testing.T) {
 	cfg.RetentionMs = 1
 	l, clock := retentionLog(t, cfg)
 	l.UpdateHighWatermark(10)
-	if _, err := l.EnforceRetention(clock.now); err != nil {
+	if _, err := l.EnforceRetention(clock.Now()); err != nil {
 		t.Fatal(err)
 	}
 	segs := l.segmentsSnapshot()
@@ -149,7 +149,7 @@ func TestDeletedSegmentStaysReadable(t *testing.T) {
 		t.Fatal(err)
 	}
 	want, _ := r.AppendTo(nil)
-	if _, err := l.EnforceRetention(clock.now); err != nil {
+	if _, err := l.EnforceRetention(clock.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if l.LogStartOffset() == 0 {
@@ -164,7 +164,7 @@ func TestDeletedSegmentStaysReadable(t *testing.T) {
 		t.Fatalf("region unreadable after deletion: %v", err)
 	}
 	clock.Advance(61 * time.Second)
-	if err := l.RemoveDeletedSegments(clock.now); err != nil {
+	if err := l.RemoveDeletedSegments(clock.Now()); err != nil {
 		t.Fatal(err)
 	}
 	deleted, _ = filepath.Glob(filepath.Join(l.Dir(), "*.deleted"))

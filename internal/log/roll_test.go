@@ -60,7 +60,7 @@ func TestRollOnSegmentMs(t *testing.T) {
 	cfg.SegmentMs = 1000
 	l := openLog(t, vfs.Default, filepath.Join(t.TempDir(), "t-0"), cfg, OpenOptions{Clock: clock.Now})
 	defer l.Close()
-	ts := clock.now.UnixMilli()
+	ts := clock.Now().UnixMilli()
 	mustAppend(t, l, makeBatch(1, 10, ts), 0)
 	mustAppend(t, l, makeBatch(1, 10, ts+1000), 0) // exactly segment.ms later: no roll
 	if l.NumSegments() != 1 {

@@ -1,9 +1,11 @@
 package partition
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	"github.com/samsa-streaming/samsa/internal/config"
 	"github.com/samsa-streaming/samsa/internal/log"
@@ -16,13 +18,16 @@ type TopicConfigFunc func(img *metadata.Image, topic string) *config.TopicConfig
 // Manager hosts the partitions this node leads, creating, reconfiguring and
 // deleting their logs as the metadata image changes.
 type Manager struct {
-	nodeID    int32
-	logs      *log.Manager
+	nodeID      int32
+	logs        *log.Manager
 	topicConfig TopicConfigFunc
-	logger    *slog.Logger
+	logger      *slog.Logger
 	// reserved are topics whose logs the manager must leave alone (the
 	// metadata log).
 	reserved map[string]bool
+	// producerIDExpirationMs is producer.id.expiration.ms for partitions
+	// opened from now on.
+	producerIDExpirationMs atomic.Int64
 
 	mu struct {
 		sync.RWMutex
@@ -37,7 +42,41 @@ func NewManager(nodeID int32, logs *log.Manager, topicConfig TopicConfigFunc, re
 		m.reserved[r] = true
 	}
 	m.mu.partitions = map[log.TopicPartition]*Partition{}
+	m.producerIDExpirationMs.Store(defaultProducerIDExpirationMs)
 	return m
+}
+
+// SetProducerIDExpirationMs sets producer.id.expiration.ms for the
+// partitions opened from now on (ExpireProducers takes it per call).
+func (m *Manager) SetProducerIDExpirationMs(ms int64) {
+	if ms > 0 {
+		m.producerIDExpirationMs.Store(ms)
+	}
+}
+
+// ExpireProducers forgets, in every hosted partition, the producers idle for
+// expirationMs with no open transaction (producer.id.expiration.ms, checked
+// every producer.id.expiration.check.interval.ms).
+func (m *Manager) ExpireProducers(nowMs, expirationMs int64) int {
+	m.SetProducerIDExpirationMs(expirationMs)
+	n := 0
+	for _, p := range m.All() {
+		n += p.ExpireProducers(nowMs, expirationMs)
+	}
+	return n
+}
+
+// WriteSnapshots writes every hosted partition's producer state as a
+// snapshot at its log end, for a clean shutdown: call it after the last
+// append and before the logs close.
+func (m *Manager) WriteSnapshots() error {
+	var errs []error
+	for _, p := range m.All() {
+		if err := p.WriteSnapshot(); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", p, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Get returns the hosted partition, or nil.
@@ -101,7 +140,16 @@ func (m *Manager) Reconcile(old, img *metadata.Image) error {
 				} else {
 					l.UpdateConfig(LogConfig(cfg))
 				}
-				p = New(name, pm.Partition, t.ID, l, pm.LeaderEpoch)
+				var err error
+				p, err = New(name, pm.Partition, t.ID, l, pm.LeaderEpoch, Options{
+					ProducerIDExpirationMs: m.producerIDExpirationMs.Load(), Logger: m.logger,
+				})
+				if err != nil {
+					if firstErr == nil {
+						firstErr = fmt.Errorf("partition: open %s-%d: %w", name, pm.Partition, err)
+					}
+					continue
+				}
 				p.config.Store(cfg)
 				m.mu.partitions[tp] = p
 				continue

@@ -7,8 +7,10 @@ package partition
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
@@ -25,37 +27,83 @@ type Partition struct {
 	TopicID metadata.UUID
 	Log     *log.Log
 
+	// appendMu serialises appends (data and markers), so producer-state
+	// checks and the offsets they predict hold until the batch is written.
+	appendMu sync.Mutex
+
 	mu struct {
 		sync.Mutex
 		leaderEpoch int32
-		producers   map[int64]*producerState
 	}
 
-	watchers watcherSet
-	config   atomic.Pointer[config.TopicConfig]
+	producers *producerState
+	watchers  watcherSet
+	config    atomic.Pointer[config.TopicConfig]
+	now       func() time.Time
+	logger    *slog.Logger
+}
+
+// Options are what New needs beyond the log.
+type Options struct {
+	// ProducerIDExpirationMs is producer.id.expiration.ms: producers idle
+	// this long are not loaded back from a snapshot.
+	ProducerIDExpirationMs int64
+	// Now is the clock; time.Now when nil.
+	Now    func() time.Time
+	Logger *slog.Logger
 }
 
 // Config is the topic's effective configuration.
 func (p *Partition) Config() *config.TopicConfig { return p.config.Load() }
 
-// New wraps an opened log.
-func New(topic string, index int32, topicID metadata.UUID, l *log.Log, leaderEpoch int32) *Partition {
-	p := &Partition{Topic: topic, Index: index, TopicID: topicID, Log: l}
+// New wraps an opened log and rebuilds its producer state from the newest
+// snapshot and the batches after it.
+func New(topic string, index int32, topicID metadata.UUID, l *log.Log, leaderEpoch int32, opts Options) (*Partition, error) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.ProducerIDExpirationMs <= 0 {
+		opts.ProducerIDExpirationMs = defaultProducerIDExpirationMs
+	}
+	p := &Partition{Topic: topic, Index: index, TopicID: topicID, Log: l, now: opts.Now, logger: opts.Logger}
 	p.mu.leaderEpoch = leaderEpoch
-	p.mu.producers = map[int64]*producerState{}
+	producers, err := loadProducerState(l, opts.Now().UnixMilli(), opts.ProducerIDExpirationMs, opts.Logger)
+	if err != nil {
+		return nil, err
+	}
+	p.producers = producers
+	l.OnRoll(func(int64) {
+		if err := p.producers.takeSnapshot(l); err != nil {
+			p.logger.Warn("writing producer snapshot at roll", "partition", p, "err", err)
+		}
+	})
 	// With one replica every appended record is committed.
 	l.UpdateHighWatermark(l.LogEndOffset())
-	return p
+	return p, nil
 }
+
+// defaultProducerIDExpirationMs is producer.id.expiration.ms's default.
+const defaultProducerIDExpirationMs = 86400000
 
 // HighWatermark is the offset below which records are committed and visible
 // to consumers. With one replica it equals the log end offset.
 // Invariant: LogStartOffset <= HighWatermark <= LogEndOffset.
 func (p *Partition) HighWatermark() int64 { return p.Log.HighWatermark() }
 
-// LastStableOffset is the offset below which no transaction is open. Until
-// transactions land it equals the high watermark.
-func (p *Partition) LastStableOffset() int64 { return p.Log.HighWatermark() }
+// LastStableOffset is the offset below which every transaction is decided:
+// the first offset of the oldest open transaction, else the high watermark.
+// read_committed consumers read up to it.
+// Invariant: LastStableOffset <= HighWatermark.
+func (p *Partition) LastStableOffset() int64 {
+	hw := p.Log.HighWatermark()
+	if first := p.producers.firstUnstable.Load(); first >= 0 && first < hw {
+		return first
+	}
+	return hw
+}
 
 // LeaderEpoch is the current leader epoch.
 func (p *Partition) LeaderEpoch() int32 {
@@ -78,48 +126,69 @@ type AppendResult struct {
 	LogStartOffset int64
 }
 
-// Append appends a validated batch as leader. It enforces idempotence for
-// batches with a producer id: a retried batch returns its original offsets,
-// a gap in sequence numbers or a stale epoch is refused with Kafka's error.
-// The returned *kerr.Error is nil on success.
+// AppendOptions qualify an append.
+type AppendOptions struct {
+	// LogAppendTime stamps the batch with this time when >= 0.
+	LogAppendTime int64
+	Origin        Origin
+	// RequireVerification refuses a client's transactional batch with
+	// INVALID_TXN_STATE unless the producer already has a transaction open
+	// here at the batch's epoch or Verification is the producer's current
+	// guard (transaction.partition.verification.enable, KIP-890).
+	RequireVerification bool
+	Verification        *TxnVerification
+}
+
+// Append appends a client's validated batch as leader (see AppendWith).
 func (p *Partition) Append(batch []byte, h record.Header, logAppendTime int64) (AppendResult, *kerr.Error, error) {
-	p.mu.Lock()
-	var producer *producerState
-	if h.ProducerID >= 0 {
-		var dup *cachedBatch
-		var kerrCode *kerr.Error
-		producer, dup, kerrCode = p.checkProducerLocked(h)
-		if kerrCode != nil {
-			p.mu.Unlock()
-			return AppendResult{}, kerrCode, nil
+	return p.AppendWith(batch, h, AppendOptions{LogAppendTime: logAppendTime, Origin: OriginClient})
+}
+
+// AppendWith appends a validated batch as leader. It enforces Kafka's
+// producer rules for batches with a producer id: a retried batch returns
+// its original offsets, a gap in sequence numbers answers
+// OUT_OF_ORDER_SEQUENCE_NUMBER, a stale epoch INVALID_PRODUCER_EPOCH, a
+// non-transactional batch inside an open transaction INVALID_TXN_STATE. The
+// returned *kerr.Error is nil on success.
+func (p *Partition) AppendWith(batch []byte, h record.Header, opts AppendOptions) (AppendResult, *kerr.Error, error) {
+	p.appendMu.Lock()
+	defer p.appendMu.Unlock()
+	var entry producerEntry
+	if h.HasProducerID() {
+		var dup *batchMetadata
+		var code *kerr.Error
+		entry, dup, code = p.producers.prepareData(h, p.Log.LogEndOffset(), opts)
+		if code != nil {
+			return AppendResult{}, code, nil
 		}
 		if dup != nil {
-			p.mu.Unlock()
 			return AppendResult{BaseOffset: dup.firstOffset, LogAppendTime: -1, LogStartOffset: p.Log.LogStartOffset()}, nil, nil
 		}
 	}
-	if logAppendTime >= 0 {
-		if err := record.SetLogAppendTime(batch, logAppendTime); err != nil {
-			p.mu.Unlock()
+	if opts.LogAppendTime >= 0 {
+		if err := record.SetLogAppendTime(batch, opts.LogAppendTime); err != nil {
 			return AppendResult{}, kerr.CorruptMessage, err
 		}
 	}
-	res, err := p.Log.Append(batch, p.mu.leaderEpoch)
+	res, err := p.Log.Append(batch, p.LeaderEpoch())
 	if err != nil {
-		p.mu.Unlock()
-		if errors.Is(err, log.ErrStorage) {
-			return AppendResult{}, kerr.KafkaStorageError, err
-		}
-		return AppendResult{}, kerr.UnknownServerError, err
+		return AppendResult{}, appendErrorCode(err), err
 	}
-	if producer != nil {
-		producer.record(h, res.BaseOffset)
+	if h.HasProducerID() {
+		p.producers.commitData(entry, h, res.LastOffset)
+	} else {
+		p.producers.advance(res.LastOffset)
 	}
 	p.Log.UpdateHighWatermark(p.Log.LogEndOffset())
-	start := res.LogStartOffset
-	p.mu.Unlock()
 	p.watchers.notify()
-	return AppendResult{BaseOffset: res.BaseOffset, LogAppendTime: logAppendTime, LogStartOffset: start}, nil, nil
+	return AppendResult{BaseOffset: res.BaseOffset, LogAppendTime: opts.LogAppendTime, LogStartOffset: res.LogStartOffset}, nil, nil
+}
+
+func appendErrorCode(err error) *kerr.Error {
+	if errors.Is(err, log.ErrStorage) {
+		return kerr.KafkaStorageError
+	}
+	return kerr.UnknownServerError
 }
 
 // Watch registers fn to be called (from the appending goroutine, so it must

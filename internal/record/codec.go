@@ -202,6 +202,12 @@ func encodeGzip(dst, src []byte) ([]byte, error) {
 }
 
 // snappy
+//
+// klauspost/compress/snappy/xerial reads and writes the framing too, but it
+// decodes with s2, which also accepts S2 extensions that no Kafka client can
+// read, bounds output only by a preallocated destination, and writes the
+// header only into an empty one; so we frame by hand around golang/snappy's
+// strict decoder and s2's snappy-compatible encoder.
 
 func isXerial(src []byte) bool {
 	return len(src) >= len(xerialHeader) && bytes.Equal(src[:xerialMagicBytes], xerialHeader[:xerialMagicBytes])

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/golang/snappy"
+	"github.com/klauspost/compress/snappy/xerial"
 	"github.com/klauspost/compress/zstd"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -168,6 +169,15 @@ func TestSnappyForms(t *testing.T) {
 	out, err = DecompressBounded(CodecSnappy, nil, concatenated, 2*len(input))
 	if err != nil || !bytes.Equal(out, append(append([]byte(nil), input...), input...)) {
 		t.Fatalf("concatenated xerial streams: err %v", err)
+	}
+
+	// klauspost's xerial package, which sarama uses, reads ours and writes
+	// what we read.
+	if back, err := xerial.Decode(ours); err != nil || !bytes.Equal(back, input) {
+		t.Fatalf("xerial.Decode of ours: %v", err)
+	}
+	if out, err := DecompressBounded(CodecSnappy, nil, xerial.Encode(nil, input), len(input)); err != nil || !bytes.Equal(out, input) {
+		t.Fatalf("decoding xerial.Encode: %v", err)
 	}
 
 	headerOnly := wantHeader

@@ -196,14 +196,17 @@ func validateRecords(batch []byte, h *Header, opts *ValidateOptions) (int64, err
 			return 0, fmt.Errorf("%w: record %d has offset delta %d", ErrInvalidRecord, index, raw.offsetDelta)
 		}
 		timestamp := h.RecordTimestamp(raw.timestampDelta)
-		if e, ok := checkRecord(h, &raw, timestamp, opts); ok {
+		if fault := checkRecord(h, &raw, timestamp, opts); fault != faultNone {
 			if rejected == nil {
 				rejected = &RecordErrors{Kind: ErrInvalidRecord}
 			}
-			if e.timestamp {
+			if fault.isTimestamp() {
 				rejected.Kind = ErrInvalidTimestamp
 			}
-			rejected.Records = append(rejected.Records, RecordError{BatchIndex: index, Message: e.message()})
+			rejected.Records = append(rejected.Records, RecordError{
+				BatchIndex: index,
+				Message:    fault.message(h, &raw, timestamp, opts),
+			})
 		}
 		maxTimestamp = max(maxTimestamp, timestamp)
 	}
@@ -213,49 +216,48 @@ func validateRecords(batch []byte, h *Header, opts *ValidateOptions) (int64, err
 	return maxTimestamp, nil
 }
 
-// recordFault is why checkRecord rejected a record, kept as values so the
-// message is only formatted for a rejected record.
-type recordFault struct {
-	timestamp          bool // an INVALID_TIMESTAMP fault, else INVALID_RECORD
-	logAppendTime      bool
-	value, offset      int64
-	lowestMs, latestMs int64
-}
+// recordFault is why checkRecord rejected a record; the message is only
+// formatted for a rejected record.
+type recordFault uint8
 
-func (f recordFault) message() string {
-	switch {
-	case !f.timestamp:
+const (
+	faultNone recordFault = iota
+	faultNoKey
+	faultTimestampRange
+	faultLogAppendTime
+)
+
+// isTimestamp reports an INVALID_TIMESTAMP fault, against INVALID_RECORD.
+func (f recordFault) isTimestamp() bool { return f == faultTimestampRange || f == faultLogAppendTime }
+
+func (f recordFault) message(h *Header, r *rawRecord, timestamp int64, opts *ValidateOptions) string {
+	switch f {
+	case faultNoKey:
 		return "compacted topic cannot accept message without key"
-	case f.logAppendTime:
+	case faultLogAppendTime:
 		return "invalid timestamp type in message: producer should not set timestamp type to LogAppendTime"
 	default:
 		return fmt.Sprintf("timestamp %d of message with offset %d is out of range; the timestamp should be within [%d, %d]",
-			f.value, f.offset, f.lowestMs, f.latestMs)
+			timestamp, h.BaseOffset+int64(r.offsetDelta), opts.NowMs-opts.TimestampBeforeMaxMs, opts.NowMs+opts.TimestampAfterMaxMs)
 	}
 }
 
 // checkRecord applies LogValidator's per-record checks, key first, then the
-// timestamp, and reports the first fault.
-func checkRecord(h *Header, r *rawRecord, timestamp int64, opts *ValidateOptions) (recordFault, bool) {
+// timestamp, and returns the first fault.
+func checkRecord(h *Header, r *rawRecord, timestamp int64, opts *ValidateOptions) recordFault {
 	if opts.Compacted && r.key == nil {
-		return recordFault{}, true
+		return faultNoKey
 	}
 	if !opts.LogAppendTime && timestamp != NoTimestamp {
 		// Kafka's arithmetic, overflow included: diff wraps like a Java long.
 		diff := opts.NowMs - timestamp
 		if diff > opts.TimestampBeforeMaxMs || -diff > opts.TimestampAfterMaxMs {
-			return recordFault{
-				timestamp: true,
-				value:     timestamp,
-				offset:    h.BaseOffset + int64(r.offsetDelta),
-				lowestMs:  opts.NowMs - opts.TimestampBeforeMaxMs,
-				latestMs:  opts.NowMs + opts.TimestampAfterMaxMs,
-			}, true
+			return faultTimestampRange
 		}
-		return recordFault{}, false
+		return faultNone
 	}
 	if h.IsLogAppendTime() {
-		return recordFault{timestamp: true, logAppendTime: true}, true
+		return faultLogAppendTime
 	}
-	return recordFault{}, false
+	return faultNone
 }

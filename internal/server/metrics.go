@@ -19,15 +19,15 @@ var (
 		[]string{"topic", "partition"}, nil)
 	descLogStart = prometheus.NewDesc("samsa_log_start_offset", "First offset of a partition's log (LogStartOffset).",
 		[]string{"topic", "partition"}, nil)
-	descPartitions = prometheus.NewDesc("samsa_partitions", "Partitions this node leads (PartitionCount).", nil, nil)
+	descPartitions      = prometheus.NewDesc("samsa_partitions", "Partitions this node leads (PartitionCount).", nil, nil)
 	descUnderReplicated = prometheus.NewDesc("samsa_under_replicated_partitions",
 		"Led partitions whose ISR is smaller than their replica set (UnderReplicatedPartitions).", nil, nil)
 	descUnderMinISR = prometheus.NewDesc("samsa_under_min_isr_partitions",
 		"Led partitions whose ISR is smaller than min.insync.replicas (UnderMinIsrPartitionCount).", nil, nil)
-	descOffline = prometheus.NewDesc("samsa_offline_partitions", "Partitions without a leader (OfflinePartitionsCount).", nil, nil)
+	descOffline          = prometheus.NewDesc("samsa_offline_partitions", "Partitions without a leader (OfflinePartitionsCount).", nil, nil)
 	descActiveController = prometheus.NewDesc("samsa_active_controller_count", "1 on the active controller (ActiveControllerCount).", nil, nil)
-	descMetadataOffset = prometheus.NewDesc("samsa_metadata_log_offset", "Offset of the last metadata record applied.", nil, nil)
-	descTopics = prometheus.NewDesc("samsa_topics", "Topics in the metadata image (GlobalTopicCount).", nil, nil)
+	descMetadataOffset   = prometheus.NewDesc("samsa_metadata_log_offset", "Offset of the last metadata record applied.", nil, nil)
+	descTopics           = prometheus.NewDesc("samsa_topics", "Topics in the metadata image (GlobalTopicCount).", nil, nil)
 )
 
 func (c nodeCollector) Describe(ch chan<- *prometheus.Desc) {

@@ -52,6 +52,9 @@ type Node struct {
 
 // Options are the parts of a node that are not configuration.
 type Options struct {
+	// Logger, when set, receives the node's logs through its own handler
+	// (log.format is then unused; log.level and log.level.<component> still
+	// filter). Nil writes log.format lines to stderr.
 	Logger *slog.Logger
 	FS     vfs.FS
 }
@@ -72,13 +75,13 @@ func Run(ctx context.Context, cfg *config.Broker) error {
 
 // Start opens the node's storage, replays its metadata and starts serving.
 func Start(cfg *config.Broker, opts Options) (*Node, error) {
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	}
+	logging := newLogging(cfg, opts.Logger, os.Stderr)
 	if opts.FS == nil {
 		opts.FS = vfs.Default
 	}
-	n := &Node{cfg: cfg, logger: opts.Logger}
+	n := &Node{cfg: cfg, logger: logging.root, metrics: metrics.New()}
+	// Every fsync the storage layer makes is timed for samsa_log_flush_seconds.
+	opts.FS = vfs.ObserveSyncs(opts.FS, n.metrics.LogFlushObserver())
 	clusterID := cfg.ClusterID
 	for _, dir := range cfg.LogDirs {
 		if clusterID != "" {
@@ -92,12 +95,12 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 		clusterID = newClusterID()
 	}
 	logs, err := log.NewManager(opts.FS, cfg.LogDirs, log.ManagerOptions{
-		NodeID:                   cfg.NodeID,
-		ClusterID:                clusterID,
+		NodeID:                          cfg.NodeID,
+		ClusterID:                       clusterID,
 		RetentionCheckIntervalMs:        cfg.LogRetentionCheckIntervalMs,
 		FlushSchedulerIntervalMs:        cfg.LogFlushSchedulerIntervalMs,
 		FlushOffsetCheckpointIntervalMs: int64(cfg.LogFlushOffsetCheckpointIntervalMs),
-		Logger:                          n.logger,
+		Logger:                          logging.component("log"),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("open log dirs: %w", err)
@@ -119,7 +122,7 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 		DefaultReplicationFactor: cfg.DefaultReplicationFactor,
 		DeleteTopicEnable:        cfg.DeleteTopicEnable,
 		ValidateTopicConfigs:     config.ValidateTopicConfigs,
-		Logger:                   n.logger,
+		Logger:                   logging.component("controller"),
 	}, n.journal)
 	if err != nil {
 		logs.Shutdown()
@@ -130,10 +133,10 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 		NodeID:       cfg.NodeID,
 		StaticConfig: cfg,
 		Controller:   n.controller,
-		Logger:       n.logger,
+		Logger:       logging.component("api"),
 		Now:          time.Now,
 	}
-	n.partitions = partition.NewManager(cfg.NodeID, logs, n.topicConfig, []string{controller.MetadataTopic}, n.logger)
+	n.partitions = partition.NewManager(cfg.NodeID, logs, n.topicConfig, []string{controller.MetadataTopic}, logging.component("log"))
 	n.broker.Partitions = n.partitions
 	groupCfg := group.DefaultConfig()
 	groupCfg.OffsetsTopicNumPartitions = cfg.OffsetsTopicNumPartitions
@@ -143,7 +146,7 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 	groupCfg.GroupMaxSize = cfg.GroupMaxSize
 	groupCfg.OffsetsRetentionMinutes = cfg.OffsetsRetentionMinutes
 	groupCfg.Topics = topicResolver{n.controller}
-	groupCfg.Logger = n.logger
+	groupCfg.Logger = logging.leveled("group")
 	n.groups, err = group.NewCoordinator(groupCfg, offsetsStorage{n.partitions})
 	if err != nil {
 		logs.Shutdown()
@@ -180,10 +183,9 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 		n.clientListeners = append(n.clientListeners, l)
 		listeners = append(listeners, network.ListenerSpec{Name: l.Name, Address: net.JoinHostPort(l.Host, strconv.Itoa(l.Port))})
 	}
-	n.metrics = metrics.New()
 	n.broker.Metrics = n.metrics
 	n.network, err = network.NewServer(network.Config{
-		Observer:                 n.metrics,
+		Observer:                 newRequestLog(n.metrics, logging.component("request"), cfg.LogRequestSampleRate),
 		Listeners:                listeners,
 		NumNetworkThreads:        int(cfg.NumNetworkThreads),
 		NumIOThreads:             int(cfg.NumIOThreads),
@@ -194,7 +196,7 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 		MaxConnectionsPerIP:      int(cfg.MaxConnectionsPerIP),
 		SocketSendBufferBytes:    int(cfg.SocketSendBufferBytes),
 		SocketReceiveBufferBytes: int(cfg.SocketReceiveBufferBytes),
-	}, n.broker, n.logger)
+	}, n.broker, logging.component("network"))
 	if err != nil {
 		logs.Shutdown()
 		return nil, err
@@ -203,7 +205,7 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 		logs.Shutdown()
 		return nil, err
 	}
-	n.metrics.Registry.MustRegister(n.network.Collector(), nodeCollector{n})
+	n.metrics.Registry.MustRegister(n.network.Collector(), nodeCollector{n}, lagCollector{n}, metrics.NewIdleRatios(n.network.Stats))
 	if cfg.MetricsListener != "" {
 		n.metricsServer, err = metrics.Serve(cfg.MetricsListener, n.metrics, func() bool { return n.ready.Load() })
 		if err != nil {

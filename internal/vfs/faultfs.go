@@ -31,10 +31,13 @@ const (
 	OpAny Op = 1<<iota - 1
 )
 
-// Common injected errors.
+// Common errors, for injection and for the in-memory filesystem.
 var (
-	ErrNoSpace = syscall.ENOSPC
-	ErrIO      = syscall.EIO
+	ErrNoSpace  = syscall.ENOSPC
+	ErrIO       = syscall.EIO
+	ErrIsDir    = syscall.EISDIR
+	ErrNotEmpty = syscall.ENOTEMPTY
+	ErrNotDir   = syscall.ENOTDIR
 )
 
 // Fault describes an error to inject.

@@ -178,13 +178,19 @@ func run() int {
 		fmt.Fprintln(os.Stderr, "compat:", err)
 		return 2
 	}
-	keep := os.Getenv("COMPAT_KEEP") == "1"
-	defer func() {
-		if !keep {
+	// The work directory goes at the end, except the logs of a failed run
+	// (or everything, with COMPAT_KEEP=1).
+	cleanup := func(failedRun bool) {
+		switch {
+		case os.Getenv("COMPAT_KEEP") == "1":
+			logf("work directory kept: %s", tmp)
+		case failedRun:
+			os.RemoveAll(filepath.Join(tmp, "data"))
+			logf("logs of the failed run kept in %s", tmp)
+		default:
 			os.RemoveAll(tmp)
 		}
-	}()
-	logf("work directory %s", tmp)
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -302,9 +308,7 @@ func run() int {
 	} else {
 		logf("matrix written to %s (suite took %s)", resultsPath, elapsed.Round(time.Second))
 	}
-	if failed > 0 && keep {
-		logf("logs kept in %s", tmp)
-	}
+	cleanup(failed > 0)
 	fmt.Println(summary)
 	if failed > 0 {
 		return 1

@@ -1,4 +1,4 @@
-package record
+package interop
 
 import (
 	"bytes"
@@ -9,15 +9,11 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+	"github.com/samsa-streaming/samsa/internal/record"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
-
-// These tests take batches from real clients: franz-go's kgo and sarama
-// produce to kfake, franz-go's in-process fake broker on the loopback
-// interface, and we capture the record bytes of every produce request. Each
-// must validate as Kafka would accept it and read back as what was produced.
 
 const clientTopic = "records"
 
@@ -52,8 +48,13 @@ func capturingCluster(t *testing.T) (*kfake.Cluster, func() [][]byte) {
 // producedRecord is what a test produced, to compare with what we read.
 type producedRecord struct {
 	key, value  []byte
-	headers     []RecordHeader
+	headers     []record.RecordHeader
 	timestampMs int64
+}
+
+// sameBytes is bytes.Equal that also tells nil from empty.
+func sameBytes(a, b []byte) bool {
+	return (a == nil) == (b == nil) && bytes.Equal(a, b)
 }
 
 func clientRecords(n int, baseMs int64) []producedRecord {
@@ -65,7 +66,7 @@ func clientRecords(n int, baseMs int64) []producedRecord {
 			timestampMs: baseMs + int64(i%17),
 		}
 		if i%4 == 0 {
-			out[i].headers = []RecordHeader{{Key: "h", Value: []byte(fmt.Sprint(i))}}
+			out[i].headers = []record.RecordHeader{{Key: "h", Value: []byte(fmt.Sprint(i))}}
 		}
 		if i%7 == 3 {
 			out[i].key = nil
@@ -84,10 +85,10 @@ func checkCaptured(t *testing.T, captured [][]byte, want []producedRecord, wantC
 	nowMs := time.Now().UnixMilli()
 	var got []producedRecord
 	for i, batch := range captured {
-		if n, err := CountBatches(batch); n != 1 || err != nil {
+		if n, err := record.CountBatches(batch); n != 1 || err != nil {
 			t.Fatalf("request %d: %d batches, %v", i, n, err)
 		}
-		h, err := Validate(bytes.Clone(batch), DefaultValidateOptions(nowMs))
+		h, err := record.Validate(bytes.Clone(batch), record.DefaultValidateOptions(nowMs))
 		if err != nil {
 			t.Fatalf("request %d: Validate: %v", i, err)
 		}
@@ -95,14 +96,14 @@ func checkCaptured(t *testing.T, captured [][]byte, want []producedRecord, wantC
 			t.Fatalf("request %d: codec %d, producer id %d", i, h.Compression(), h.ProducerID)
 		}
 		// Records lends its slices for the call only: copy what is kept.
-		err = Records(batch, 16<<20, func(r Record) error {
+		err = record.Records(batch, 16<<20, func(r record.Record) error {
 			kept := producedRecord{
 				key:         bytes.Clone(r.Key),
 				value:       bytes.Clone(r.Value),
 				timestampMs: h.RecordTimestamp(r.TimestampDelta),
 			}
 			for _, header := range r.Headers {
-				kept.headers = append(kept.headers, RecordHeader{Key: header.Key, Value: bytes.Clone(header.Value)})
+				kept.headers = append(kept.headers, record.RecordHeader{Key: header.Key, Value: bytes.Clone(header.Value)})
 			}
 			got = append(got, kept)
 			return nil
@@ -137,11 +138,11 @@ func TestFranzGoBatches(t *testing.T) {
 		codec kgo.CompressionCodec
 		id    int8
 	}{
-		{"none", kgo.NoCompression(), CodecNone},
-		{"gzip", kgo.GzipCompression(), CodecGzip},
-		{"snappy", kgo.SnappyCompression(), CodecSnappy},
-		{"lz4", kgo.Lz4Compression(), CodecLz4},
-		{"zstd", kgo.ZstdCompression(), CodecZstd},
+		{"none", kgo.NoCompression(), record.CodecNone},
+		{"gzip", kgo.GzipCompression(), record.CodecGzip},
+		{"snappy", kgo.SnappyCompression(), record.CodecSnappy},
+		{"lz4", kgo.Lz4Compression(), record.CodecLz4},
+		{"zstd", kgo.ZstdCompression(), record.CodecZstd},
 	}
 	for _, c := range codecs {
 		t.Run(c.name, func(t *testing.T) {
@@ -159,11 +160,11 @@ func TestFranzGoBatches(t *testing.T) {
 			want := clientRecords(500, time.Now().UnixMilli()-1000)
 			var produce []*kgo.Record
 			for _, r := range want {
-				record := &kgo.Record{Key: r.key, Value: r.value, Timestamp: time.UnixMilli(r.timestampMs)}
+				kr := &kgo.Record{Key: r.key, Value: r.value, Timestamp: time.UnixMilli(r.timestampMs)}
 				for _, h := range r.headers {
-					record.Headers = append(record.Headers, kgo.RecordHeader{Key: h.Key, Value: h.Value})
+					kr.Headers = append(kr.Headers, kgo.RecordHeader{Key: h.Key, Value: h.Value})
 				}
-				produce = append(produce, record)
+				produce = append(produce, kr)
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
@@ -184,11 +185,11 @@ func TestSaramaBatches(t *testing.T) {
 		codec sarama.CompressionCodec
 		id    int8
 	}{
-		{"none", sarama.CompressionNone, CodecNone},
-		{"gzip", sarama.CompressionGZIP, CodecGzip},
-		{"snappy", sarama.CompressionSnappy, CodecSnappy},
-		{"lz4", sarama.CompressionLZ4, CodecLz4},
-		{"zstd", sarama.CompressionZSTD, CodecZstd},
+		{"none", sarama.CompressionNone, record.CodecNone},
+		{"gzip", sarama.CompressionGZIP, record.CodecGzip},
+		{"snappy", sarama.CompressionSnappy, record.CodecSnappy},
+		{"lz4", sarama.CompressionLZ4, record.CodecLz4},
+		{"zstd", sarama.CompressionZSTD, record.CodecZstd},
 	}
 	for _, c := range codecs {
 		t.Run(c.name, func(t *testing.T) {
@@ -198,7 +199,9 @@ func TestSaramaBatches(t *testing.T) {
 			config.Producer.Return.Successes = true
 			config.Producer.RequiredAcks = sarama.WaitForAll
 			config.Producer.Compression = c.codec
+			// Flush in a few batches, and by timer so the last one goes too.
 			config.Producer.Flush.Messages = 100
+			config.Producer.Flush.Frequency = 5 * time.Millisecond
 			config.Net.DialTimeout, config.Net.ReadTimeout, config.Net.WriteTimeout = 10*time.Second, 10*time.Second, 10*time.Second
 			producer, err := sarama.NewSyncProducer(cluster.ListenAddrs(), config)
 			if err != nil {
@@ -217,8 +220,15 @@ func TestSaramaBatches(t *testing.T) {
 				}
 				messages = append(messages, m)
 			}
-			if err := producer.SendMessages(messages); err != nil {
-				t.Fatalf("produce: %v", err)
+			sent := make(chan error, 1)
+			go func() { sent <- producer.SendMessages(messages) }()
+			select {
+			case err := <-sent:
+				if err != nil {
+					t.Fatalf("produce: %v", err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatal("sarama did not finish producing in 30s")
 			}
 			checkCaptured(t, captured(), want, c.id, false)
 		})

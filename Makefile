@@ -1,0 +1,20 @@
+# Project tasks. Document each target with a "## " comment after its name;
+# `make help` lists them.
+
+.PHONY: help check vet test compat
+
+help: ## list the targets
+	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
+
+check: vet test compat ## everything CI runs (.ci/run): vet, unit and integration tests, the compat suite
+
+vet: ## go vet over every package
+	go vet ./...
+
+# The race detector runs on every package (most share state between
+# goroutines) and the invariants tag turns on the expensive checks.
+test: ## unit and integration tests with -race and the invariants build tag
+	go test -race -tags invariants -timeout 25m ./...
+
+compat: ## real Kafka clients against a fresh samsa node; writes compat/RESULTS.md (compat/README.md)
+	bash compat/run.sh

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestMain lets the test binary serve as a broker child, as the program's
+// own binary does.
+func TestMain(m *testing.M) {
+	maybeServeBroker()
+	os.Exit(m.Run())
+}
+
+// TestSmoke runs every workload against every target for a moment and
+// checks that records flowed and that the table and the chart are complete.
+// It asserts nothing about speed.
+func TestSmoke(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts brokers as child processes")
+	}
+	o := smokeOptions()
+	o.workDir = t.TempDir()
+	o.resultsDir = t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	var table, log bytes.Buffer
+	results := newResults(&o)
+	// run prints the table; recompute it from the same results to check
+	// the samples as well.
+	if err := runWith(ctx, &o, results, &table, &log); err != nil {
+		t.Fatalf("run: %v\n%s", err, log.String())
+	}
+	for _, w := range o.selectedWorkloads() {
+		for _, target := range o.targets {
+			runs := results.samples[w.id][target]
+			if len(runs) != o.runs {
+				t.Fatalf("(%s) on %s: %d runs, want %d", w.id, target, len(runs), o.runs)
+			}
+			for _, s := range runs {
+				if s[recordsKey] <= 0 {
+					t.Errorf("(%s) on %s: no records flowed", w.id, target)
+				}
+				for _, m := range w.metrics {
+					if _, ok := s[m.key]; !ok {
+						t.Errorf("(%s) on %s: no figure for %q", w.id, target, m.label)
+					}
+				}
+			}
+		}
+	}
+	text := table.String()
+	for _, m := range limitRows {
+		if !strings.Contains(text, "| "+m.label+" | ") {
+			t.Errorf("table lacks the limit row %q", m.label)
+		}
+	}
+	for _, w := range o.selectedWorkloads() {
+		for _, m := range w.metrics {
+			if !strings.Contains(text, "| "+w.id+" | "+m.label+" | ") {
+				t.Errorf("table lacks row %s %q", w.id, m.label)
+			}
+		}
+	}
+	if strings.Contains(text, "| – | – |") {
+		t.Errorf("table has rows with no figures:\n%s", text)
+	}
+	markdown, err := os.ReadFile(filepath.Join(o.resultsDir, "RESULTS.md"))
+	if err != nil || !strings.Contains(string(markdown), text) {
+		t.Errorf("RESULTS.md missing or without the table: %v", err)
+	}
+	image, err := os.ReadFile(filepath.Join(o.resultsDir, "results.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := png.Decode(bytes.NewReader(image)); err != nil {
+		t.Errorf("results.png: %v", err)
+	}
+}
+
+func TestParseFlags(t *testing.T) {
+	o, err := parseFlags([]string{"-smoke", "-workloads", "a,e"})
+	if err != nil || o.runs != 1 || len(o.selectedWorkloads()) != 2 {
+		t.Fatalf("parseFlags(-smoke) = %+v, %v", o, err)
+	}
+	o, err = parseFlags([]string{"-consume-gb", "10", "-partitions", "10000"})
+	if err != nil || o.consumeBytes != 10e9 || o.manyPartitions != 10000 {
+		t.Fatalf("parseFlags = %+v, %v", o, err)
+	}
+	for _, bad := range [][]string{{"-workloads", "z"}, {"-targets", "kafka"}, {"-runs", "0"}, {"extra"}} {
+		if _, err := parseFlags(bad); err == nil {
+			t.Errorf("parseFlags(%q) succeeded", bad)
+		}
+	}
+}
+
+func TestSpreadAndRatios(t *testing.T) {
+	s := spreadOf([]float64{3, 1, 2})
+	if s.median != 2 || s.min != 1 || s.max != 3 || s.text(0) != "2 (1–3)" {
+		t.Errorf("spreadOf = %+v %q", s, s.text(0))
+	}
+	if got := spreadOf([]float64{1, 2, 3, 4}).median; got != 2.5 {
+		t.Errorf("even median = %g", got)
+	}
+	if got := ratioText(spread{median: 3, n: 1}, spread{median: 2, n: 1}); got != "1.50×" {
+		t.Errorf("ratio = %q", got)
+	}
+}

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# The real-client compatibility suite (compat/README.md): installs the
+# third-party clients it drives when they are missing, then runs the suite
+# (compat/cmd/compat), which builds and starts samsa, runs every client's
+# scenarios, prints the matrix, writes compat/RESULTS.md and ends with
+# "compat: N passed, M failed". `make compat` calls this.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+py=${COMPAT_PYTHON:-/usr/bin/python3}
+sudo=
+if [ "$(id -u)" -ne 0 ]; then sudo=sudo; fi
+
+# Debian packages, installed the way a user installs them.
+missing=()
+have_py() { [ -x "$py" ] && "$py" -c "import $1" >/dev/null 2>&1; }
+command -v kcat >/dev/null 2>&1 || missing+=(kcat)
+have_py confluent_kafka || missing+=(python3-confluent-kafka)
+have_py kafka || missing+=(python3-kafka)
+# kafka-python's snappy, lz4 and zstd codecs.
+have_py snappy || missing+=(python3-snappy)
+have_py lz4.frame || missing+=(python3-lz4)
+have_py zstandard || missing+=(python3-zstandard)
+command -v node >/dev/null 2>&1 || missing+=(nodejs)
+command -v npm >/dev/null 2>&1 || missing+=(npm)
+if [ ${#missing[@]} -gt 0 ]; then
+	echo "compat: installing ${missing[*]}" >&2
+	$sudo apt-get update
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends "${missing[@]}"
+fi
+
+# kafkajs and its codec packages, pinned by package-lock.json. Install
+# scripts are not run: every package used is plain JavaScript.
+stamp=compat/kafkajs/node_modules/.compat-package-lock.json
+if ! cmp -s compat/kafkajs/package-lock.json "$stamp"; then
+	echo "compat: npm ci in compat/kafkajs" >&2
+	(cd compat/kafkajs && npm ci --ignore-scripts --no-audit --no-fund)
+	cp compat/kafkajs/package-lock.json "$stamp"
+fi
+
+# Built rather than `go run`, which would print its own line after the
+# summary when the suite fails.
+bin=$(mktemp -d)
+trap 'rm -rf "$bin"' EXIT
+go build -o "$bin/compat" ./compat/cmd/compat
+status=0
+"$bin/compat" "$@" || status=$?
+exit $status

@@ -1,0 +1,56 @@
+package log
+
+import (
+	"sync"
+)
+
+// extensions is the per-Log state of the hooks, the aborted-transaction
+// index (txnindex.go) and the producer-state snapshot files (snapshot.go):
+// what the partition layer needs from the log beyond appends and reads.
+type extensions struct {
+	mu struct {
+		sync.Mutex
+		// rollHooks run, in registration order, after each roll.
+		rollHooks []func(newBaseOffset int64)
+		// txnIndexes caches each segment's aborted transactions once
+		// read from its .txnindex (or appended since).
+		// Invariant: a cached slice holds exactly the entries of the
+		// segment's file, in file order.
+		txnIndexes map[*segment][]AbortedTxn
+	}
+}
+
+// OnRoll registers fn to run after every roll, with the base offset of the
+// new active segment. It runs on the goroutine that rolled, with the log's
+// append lock held: it must not append to, roll or truncate this log, but it
+// may read it and write other files (a producer-state snapshot).
+func (l *Log) OnRoll(fn func(newBaseOffset int64)) {
+	l.ext.mu.Lock()
+	defer l.ext.mu.Unlock()
+	l.ext.mu.rollHooks = append(l.ext.mu.rollHooks, fn)
+}
+
+// afterRoll is called by rollLocked once old is closed and the segment at
+// newOffset is active: it makes old's aborted-transaction index durable
+// before anything (a snapshot) can depend on it, then runs the hooks.
+func (e *extensions) afterRoll(l *Log, old *segment, newOffset int64) {
+	if err := syncTxnIndex(old); err != nil {
+		l.logger.Warn("syncing transaction index of rolled segment", "dir", l.dir, "base_offset", old.baseOffset, "err", err)
+	}
+	e.mu.Lock()
+	hooks := append([]func(int64){}, e.mu.rollHooks...)
+	e.mu.Unlock()
+	for _, fn := range hooks {
+		fn(newOffset)
+	}
+}
+
+// SegmentBaseOffsets returns the base offset of every segment, oldest first.
+func (l *Log) SegmentBaseOffsets() []int64 {
+	segs := l.segmentsSnapshot()
+	out := make([]int64, len(segs))
+	for i, s := range segs {
+		out[i] = s.baseOffset
+	}
+	return out
+}

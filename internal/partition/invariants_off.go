@@ -1,0 +1,5 @@
+//go:build !invariants
+
+package partition
+
+const invariantsEnabled = false

@@ -1,0 +1,141 @@
+// Package quorum is Samsa's Raft metadata quorum: the controllers of a
+// cluster replicate the metadata log __cluster_metadata-0 with
+// go.etcd.io/raft/v3, as KRaft (KIP-500, KIP-595, KIP-630) replicates it with
+// Kafka's own Raft.
+//
+// etcd raft is the deterministic core: it has no goroutines, clocks or I/O.
+// This package is the thin shell around it:
+//
+//	Quorum (driver.go)   one goroutine owns the raft.RawNode: it feeds it ticks,
+//	  │                  received messages and proposals, and for each Ready
+//	  │                  persists entries and state, sends messages, applies
+//	  │                  committed entries to the StateMachine, takes snapshots
+//	  ├─ storage         raft.Storage over our partition log (internal/log),
+//	  │   (storage.go)   quorum-state and snapshot files, with every entry since
+//	  │                  the last snapshot cached in memory
+//	  └─ transport       TCP between controllers: one outbound connection per
+//	      (transport.go) peer with a bounded send queue, size-framed messages
+//
+// Voters are static (controller.quorum.voters); there are no configuration
+// changes and no observers.
+//
+// # Offsets
+//
+// Raft entry i is stored at log offset i-1, so the offsets of the metadata log
+// are raft indexes shifted by one and Kafka's names line up: the high
+// watermark is raft's commit index, a snapshot taken at index i has end
+// offset i (it holds offsets 0..i-1), and the log start offset after
+// compaction is that snapshot's index. All values given to one Propose form
+// one entry and share one offset. The leader writes an empty entry when it is
+// elected; empty entries are not applied, so the offsets a StateMachine sees
+// have gaps.
+//
+// # Partition directory
+//
+//	<metadata.log.dir>/__cluster_metadata-0/
+//	    00000000000000000000.log      one RecordBatch v2 per raft entry
+//	    00000000000000000000.index    (internal/log's segment files)
+//	    00000000000000000000.timeindex
+//	    leader-epoch-checkpoint       epoch = raft term
+//	    quorum-state                  term, vote, commit (JSON)
+//	    00000000000000004096-0000000003.checkpoint   latest snapshot
+//
+// # .log: one batch per raft entry
+//
+// Each entry is a RecordBatch v2 (see package record) holding one record:
+//
+//	batch field           value
+//	baseOffset            raft index - 1
+//	partitionLeaderEpoch  raft term (at most 2^31-1)
+//	attributes            0: uncompressed, not transactional, not control
+//	lastOffsetDelta       0
+//	baseTimestamp         wall-clock time of the local append, milliseconds
+//	producerId/Epoch/Seq  -1 / -1 / -1
+//	recordCount           1
+//	record key            null
+//	record value          entry type (1 byte) then the entry data:
+//
+//	offset  size  field
+//	     0     1  type   raftpb.EntryType: 0 normal, 1 conf change, 2 conf change v2
+//	     1     .  data   raft entry data; empty for the leader's no-op entry
+//
+// The data of a normal entry written by Propose is a proposal:
+//
+//	offset  size  field
+//	     0     1  version      0
+//	     1     8  proposalId   big-endian; unique within the proposer's process
+//	                           and term, so the proposer can tell its entry apart
+//	     9     4  valueCount   big-endian, >= 1
+//	    13     .  valueCount times:
+//	                 4  length  big-endian
+//	                 .  value   length bytes
+//
+// For example the proposal with id 7 of the single value "ab" is the 19 bytes
+//
+//	00  00 00 00 00 00 00 00 07  00 00 00 01  00 00 00 02  61 62
+//
+// # quorum-state
+//
+// The raft HardState, modelled on KRaft's file of the same name: UTF-8 JSON,
+// replaced atomically (write quorum-state.tmp, fsync, rename, fsync dir):
+//
+//	{"data_version":0,"nodeId":1,"leaderEpoch":5,"votedId":2,
+//	 "commitIndex":41,"currentVoters":[{"voterId":1},{"voterId":2},{"voterId":3}]}
+//
+// leaderEpoch is the raft term, votedId the vote in that term (-1 for none).
+// It is rewritten whenever the term or the vote changes, before any message
+// that depends on them is sent. commitIndex is only a lower bound: it is
+// written with term and vote changes and at shutdown, not with every commit
+// (raft relearns the commit index from the leader). nodeId and currentVoters
+// must match the configuration at startup: a directory belongs to one node of
+// one static voter set.
+//
+// # <endOffset>-<epoch>.checkpoint: snapshots
+//
+// The name is the snapshot's raft index (its end offset) in 20 digits, a
+// dash, and its raft term in 10 digits, as KRaft names snapshots. The
+// contents (big-endian):
+//
+//	offset  size  field
+//	     0     4  magic        "SQSN" (53 51 53 4e)
+//	     4     2  version      0
+//	     6     8  index        raft index of the last entry included
+//	    14     8  term         raft term of that entry
+//	    22     4  voterCount   v
+//	    26    4v  voterIds     int32 each, ascending
+//	26+4v      8  dataLength   m
+//	34+4v      m  data         StateMachine.Snapshot at that index
+//	34+4v+m    4  crc          CRC-32C (Castagnoli) of every byte before it
+//
+// A snapshot is written atomically (<name>.tmp, fsync, rename, fsync dir);
+// only the newest is kept. After it is written the log below its end offset
+// is deleted (whole segments) and its entries dropped from memory.
+//
+// # Transport
+//
+// A controller dials each peer it sends to and keeps one connection per peer,
+// used in one direction only. A connection opens with a 14-byte preamble and
+// then carries frames:
+//
+//	preamble                          frame, repeated
+//	offset  size  field               offset  size  field
+//	     0     4  magic "SQRM"             0     4  length n, big-endian,
+//	     4     2  version 0                            1 <= n <= max frame
+//	     6     4  from node id             4     n  raftpb.Message (protobuf)
+//	    10     4  to node id
+//
+// The receiver closes the connection on a bad preamble, a frame length out of
+// range, a message that does not parse, or a message whose From or To does
+// not match the preamble. Snapshots travel whole inside MsgSnap, so the frame
+// limit bounds the snapshot size.
+//
+// # Durability and failure
+//
+// Entries are appended and fsynced, and quorum-state replaced, before the
+// messages of the same Ready are sent. A torn or corrupt tail of the log is
+// cut at the last good batch when the log opens (package log). A corrupt
+// quorum-state or snapshot, a log that does not continue the snapshot, or a
+// commit index past the end of the log stops Start with an error marked
+// ErrCorrupt. A failed disk write or a failing StateMachine stops the quorum:
+// Err and Stop report why, proposals fail, and the process goes on.
+package quorum

@@ -1,0 +1,6 @@
+//go:build !invariants
+
+package quorum
+
+// invariants enables expensive consistency checks (go test -tags invariants).
+const invariants = false

@@ -1,0 +1,461 @@
+package quorum
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.etcd.io/raft/v3"
+	"go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/protobuf/proto"
+)
+
+// Wire layout (see the package doc).
+const (
+	preambleMagic   = "SQRM"
+	preambleVersion = 0
+	preambleBytes   = 4 + 2 + 4 + 4
+	frameHeaderSize = 4
+	// frameBufferBytes is the reusable read buffer and the write buffer of a
+	// connection; larger frames get their own allocation.
+	frameBufferBytes = 64 << 10
+	// maxMessagesPerWrite bounds the messages written before one flush.
+	maxMessagesPerWrite = 256
+	// minIdleTimeout is the least time an inbound connection may stay silent
+	// before it is closed (a leader heartbeats far more often).
+	minIdleTimeout = 30 * time.Second
+	// bytesPerWriteSecond is the slowest link a large write is allowed for,
+	// on top of the request timeout.
+	bytesPerWriteSecond = 10 << 20
+)
+
+// report is what a peer goroutine tells the raft loop about a send.
+type report struct {
+	to uint64
+	// snapshot is set for the outcome of a MsgSnap; failed says how it went.
+	snapshot, failed bool
+}
+
+// transport carries raft messages between the voters over TCP.
+type transport struct {
+	self           uint64
+	logger         *slog.Logger
+	maxFrameBytes  int
+	requestTimeout time.Duration
+	idleTimeout    time.Duration
+	backoffMin     time.Duration
+	backoffMax     time.Duration
+	listener       net.Listener
+	// peers holds every other voter; it is not modified after newTransport.
+	peers map[uint64]*peer
+	// deliver hands a received message to the raft loop without blocking; it
+	// returns false when the message was dropped.
+	deliver func(*raftpb.Message) bool
+	// reports goes to the raft loop.
+	reports chan<- report
+
+	ctx    context.Context // cancelled by close
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu struct {
+		sync.Mutex
+		// conns are the open connections, closed by close.
+		conns   map[net.Conn]struct{}
+		inbound int
+		closed  bool
+	}
+}
+
+// peer is another voter and the queue of messages to it.
+type peer struct {
+	id    uint64
+	addr  string
+	queue chan *raftpb.Message
+	// lastContactNanos is when a message from the peer last arrived (Unix
+	// nanoseconds, 0 for never).
+	lastContactNanos atomic.Int64
+}
+
+func newTransport(cfg Config, listener net.Listener, deliver func(*raftpb.Message) bool, reports chan<- report) *transport {
+	electionTimeout := time.Duration(cfg.TickMs*cfg.ElectionTicks) * time.Millisecond
+	t := &transport{
+		self:           uint64(cfg.NodeID),
+		logger:         cfg.Logger,
+		maxFrameBytes:  cfg.maxFrameBytes(),
+		requestTimeout: time.Duration(cfg.RequestTimeoutMs) * time.Millisecond,
+		idleTimeout:    max(minIdleTimeout, 10*electionTimeout),
+		backoffMin:     time.Duration(cfg.RetryBackoffMs) * time.Millisecond,
+		backoffMax:     time.Duration(cfg.RetryBackoffMaxMs) * time.Millisecond,
+		listener:       listener,
+		peers:          make(map[uint64]*peer),
+		deliver:        deliver,
+		reports:        reports,
+	}
+	t.ctx, t.cancel = context.WithCancel(context.Background())
+	t.mu.conns = make(map[net.Conn]struct{})
+	for _, v := range cfg.Voters {
+		if v.ID != cfg.NodeID {
+			t.peers[uint64(v.ID)] = &peer{id: uint64(v.ID), addr: v.Addr, queue: make(chan *raftpb.Message, cfg.SendQueueMessages)}
+		}
+	}
+	t.wg.Add(1 + len(t.peers))
+	go t.acceptLoop()
+	for _, p := range t.peers {
+		go t.runPeer(p)
+	}
+	return t
+}
+
+// send queues messages without blocking and returns those that did not fit
+// or have no peer; the caller reports them to raft.
+func (t *transport) send(msgs []*raftpb.Message) (dropped []*raftpb.Message) {
+	for _, m := range msgs {
+		p := t.peers[m.GetTo()]
+		if p == nil {
+			dropped = append(dropped, m)
+			continue
+		}
+		select {
+		case p.queue <- m:
+		default:
+			dropped = append(dropped, m)
+		}
+	}
+	return dropped
+}
+
+// lastContact is when a message from peer id last arrived.
+func (t *transport) lastContact(id uint64) time.Time {
+	p := t.peers[id]
+	if p == nil {
+		return time.Time{}
+	}
+	if n := p.lastContactNanos.Load(); n != 0 {
+		return time.Unix(0, n)
+	}
+	return time.Time{}
+}
+
+// close stops every goroutine and closes the listener and connections.
+func (t *transport) close() error {
+	t.mu.Lock()
+	if t.mu.closed {
+		t.mu.Unlock()
+		return nil
+	}
+	t.mu.closed = true
+	conns := t.mu.conns
+	t.mu.conns = nil
+	t.mu.Unlock()
+	t.cancel()
+	err := t.listener.Close()
+	for c := range conns {
+		c.Close()
+	}
+	t.wg.Wait()
+	if errors.Is(err, net.ErrClosed) {
+		err = nil
+	}
+	return err
+}
+
+// track registers an open connection; it returns false when the transport is
+// closed or, for an inbound one, when there are too many.
+func (t *transport) track(c net.Conn, inbound bool) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.mu.closed || (inbound && t.mu.inbound >= maxInboundConnectionsPerVoter*(len(t.peers)+1)) {
+		return false
+	}
+	t.mu.conns[c] = struct{}{}
+	if inbound {
+		t.mu.inbound++
+	}
+	return true
+}
+
+func (t *transport) untrack(c net.Conn, inbound bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, ok := t.mu.conns[c]; ok {
+		delete(t.mu.conns, c)
+		if inbound {
+			t.mu.inbound--
+		}
+	}
+	c.Close()
+}
+
+// report sends r to the raft loop. Snapshot outcomes must arrive (raft waits
+// for them), so they block until the loop takes them; the rest are dropped
+// when the loop is behind.
+func (t *transport) report(r report) {
+	if r.snapshot {
+		select {
+		case t.reports <- r:
+		case <-t.ctx.Done():
+		}
+		return
+	}
+	select {
+	case t.reports <- r:
+	default:
+	}
+}
+
+// runPeer sends the peer's queued messages over one connection, redialing
+// with backoff. While the peer cannot be reached its messages are dropped and
+// reported, so raft slows down and the queue never blocks the raft loop.
+func (t *transport) runPeer(p *peer) {
+	defer t.wg.Done()
+	var (
+		conn     net.Conn
+		w        *bufio.Writer
+		backoff  = t.backoffMin
+		retryAt  time.Time
+		failures int
+		batch    = make([]*raftpb.Message, 0, maxMessagesPerWrite)
+	)
+	defer func() {
+		if conn != nil {
+			t.untrack(conn, false)
+		}
+	}()
+	for {
+		select {
+		case <-t.ctx.Done():
+			return
+		case m := <-p.queue:
+			batch = append(batch[:0], m)
+		}
+	gather:
+		for len(batch) < maxMessagesPerWrite {
+			select {
+			case m := <-p.queue:
+				batch = append(batch, m)
+			default:
+				break gather
+			}
+		}
+		if conn == nil {
+			if time.Now().Before(retryAt) {
+				t.dropBatch(p, batch)
+				continue
+			}
+			c, err := t.dial(p)
+			if err != nil {
+				if failures == 0 && t.ctx.Err() == nil {
+					t.logger.Warn("cannot reach quorum peer", "peer", p.id, "addr", p.addr, "err", err)
+				}
+				failures++
+				retryAt, backoff = time.Now().Add(backoff), min(2*backoff, t.backoffMax)
+				t.dropBatch(p, batch)
+				continue
+			}
+			if failures > 0 {
+				t.logger.Info("reconnected to quorum peer", "peer", p.id, "addr", p.addr, "failed_attempts", failures)
+			}
+			conn, w, failures, backoff = c, bufio.NewWriterSize(c, frameBufferBytes), 0, t.backoffMin
+		}
+		if err := t.writeBatch(conn, w, batch); err != nil {
+			if t.ctx.Err() == nil {
+				t.logger.Debug("quorum peer connection failed", "peer", p.id, "err", err)
+			}
+			t.untrack(conn, false)
+			conn = nil
+			t.dropBatch(p, batch)
+			continue
+		}
+		for _, m := range batch {
+			if m.GetType() == raftpb.MsgSnap {
+				t.report(report{to: p.id, snapshot: true})
+			}
+		}
+	}
+}
+
+// dropBatch reports messages that could not be sent.
+func (t *transport) dropBatch(p *peer, batch []*raftpb.Message) {
+	t.report(report{to: p.id})
+	for _, m := range batch {
+		if m.GetType() == raftpb.MsgSnap {
+			t.report(report{to: p.id, snapshot: true, failed: true})
+		}
+	}
+}
+
+// dial connects to the peer and writes the preamble.
+func (t *transport) dial(p *peer) (net.Conn, error) {
+	dialer := net.Dialer{Timeout: t.requestTimeout}
+	c, err := dialer.DialContext(t.ctx, "tcp", p.addr)
+	if err != nil {
+		return nil, err
+	}
+	if !t.track(c, false) {
+		c.Close()
+		return nil, net.ErrClosed
+	}
+	c.SetWriteDeadline(time.Now().Add(t.requestTimeout))
+	if _, err := c.Write(appendPreamble(nil, t.self, p.id)); err != nil {
+		t.untrack(c, false)
+		return nil, err
+	}
+	return c, nil
+}
+
+// writeBatch frames and writes messages, then flushes, within a deadline
+// that grows with the bytes written.
+func (t *transport) writeBatch(c net.Conn, w *bufio.Writer, batch []*raftpb.Message) error {
+	frames := make([][]byte, 0, len(batch))
+	total := 0
+	for _, m := range batch {
+		b, err := proto.Marshal(m)
+		if err != nil || len(b) > t.maxFrameBytes {
+			// The message can never be sent: drop it; raft will not get an
+			// answer and retries, and a snapshot is reported failed.
+			t.logger.Error("quorum message cannot be sent", "type", m.GetType().String(), "to", m.GetTo(), "bytes", len(b), "max_bytes", t.maxFrameBytes, "err", err)
+			if m.GetType() == raftpb.MsgSnap {
+				t.report(report{to: m.GetTo(), snapshot: true, failed: true})
+			}
+			continue
+		}
+		frames = append(frames, b)
+		total += frameHeaderSize + len(b)
+	}
+	c.SetWriteDeadline(time.Now().Add(t.requestTimeout + time.Duration(total/bytesPerWriteSecond)*time.Second))
+	var header [frameHeaderSize]byte
+	for _, b := range frames {
+		binary.BigEndian.PutUint32(header[:], uint32(len(b)))
+		if _, err := w.Write(header[:]); err != nil {
+			return err
+		}
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
+	}
+	return w.Flush()
+}
+
+// acceptLoop accepts inbound connections until the listener closes.
+func (t *transport) acceptLoop() {
+	defer t.wg.Done()
+	for {
+		c, err := t.listener.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) || t.ctx.Err() != nil {
+				return
+			}
+			t.logger.Warn("quorum listener accept failed", "err", err)
+			select {
+			case <-time.After(t.backoffMin):
+			case <-t.ctx.Done():
+				return
+			}
+			continue
+		}
+		if !t.track(c, true) {
+			c.Close()
+			continue
+		}
+		t.wg.Add(1)
+		go t.serve(c)
+	}
+}
+
+// serve reads one inbound connection until it fails or is closed.
+func (t *transport) serve(c net.Conn) {
+	defer t.wg.Done()
+	defer t.untrack(c, true)
+	c.SetReadDeadline(time.Now().Add(t.requestTimeout))
+	r := bufio.NewReaderSize(c, frameBufferBytes)
+	var from *peer
+	err := readStream(r, t.self, t.maxFrameBytes,
+		func(id uint64) bool {
+			from = t.peers[id]
+			return from != nil
+		},
+		func() { c.SetReadDeadline(time.Now().Add(t.idleTimeout)) },
+		func(m *raftpb.Message) {
+			from.lastContactNanos.Store(time.Now().UnixNano())
+			t.deliver(m)
+		})
+	if err != nil && !errors.Is(err, io.EOF) && t.ctx.Err() == nil {
+		t.logger.Warn("closing quorum connection", "remote", c.RemoteAddr().String(), "err", err)
+	}
+}
+
+// appendPreamble appends the connection preamble.
+func appendPreamble(dst []byte, from, to uint64) []byte {
+	dst = append(dst, preambleMagic...)
+	dst = binary.BigEndian.AppendUint16(dst, preambleVersion)
+	dst = binary.BigEndian.AppendUint32(dst, uint32(from))
+	return binary.BigEndian.AppendUint32(dst, uint32(to))
+}
+
+// readStream reads a connection's preamble and then its frames, calling
+// deliver with each message, until r fails or holds something invalid.
+// isPeer says whether a node id may send to self; beforeFrame runs before
+// each frame is awaited (to extend a read deadline).
+func readStream(r io.Reader, self uint64, maxFrameBytes int, isPeer func(uint64) bool, beforeFrame func(), deliver func(*raftpb.Message)) error {
+	var pre [preambleBytes]byte
+	if _, err := io.ReadFull(r, pre[:]); err != nil {
+		return fmt.Errorf("read preamble: %w", err)
+	}
+	if string(pre[:4]) != preambleMagic || binary.BigEndian.Uint16(pre[4:]) != preambleVersion {
+		return fmt.Errorf("%w: bad preamble %x", ErrCorrupt, pre)
+	}
+	from, to := uint64(binary.BigEndian.Uint32(pre[6:])), uint64(binary.BigEndian.Uint32(pre[10:]))
+	if to != self || from == self || !isPeer(from) {
+		return fmt.Errorf("%w: connection from node %d to node %d; this is node %d", ErrCorrupt, from, to, self)
+	}
+	buf := make([]byte, frameBufferBytes)
+	for {
+		beforeFrame()
+		var header [frameHeaderSize]byte
+		if _, err := io.ReadFull(r, header[:]); err != nil {
+			return err
+		}
+		n := binary.BigEndian.Uint32(header[:])
+		if n == 0 || uint64(n) > uint64(maxFrameBytes) {
+			return fmt.Errorf("%w: frame of %d bytes from node %d (max %d)", ErrCorrupt, n, from, maxFrameBytes)
+		}
+		frame := buf[:min(int(n), len(buf))]
+		if int(n) > len(buf) {
+			frame = make([]byte, n)
+		}
+		if _, err := io.ReadFull(r, frame); err != nil {
+			return fmt.Errorf("read frame of %d bytes: %w", n, err)
+		}
+		m := &raftpb.Message{}
+		if err := proto.Unmarshal(frame, m); err != nil {
+			return fmt.Errorf("%w: message from node %d: %v", ErrCorrupt, from, err)
+		}
+		if err := checkMessage(m, from, self); err != nil {
+			return err
+		}
+		deliver(m)
+	}
+}
+
+// checkMessage rejects messages a peer must not send: wrong addressing,
+// local messages, and proposals (only the leader's own clients propose).
+func checkMessage(m *raftpb.Message, from, self uint64) error {
+	switch {
+	case m.GetFrom() != from || m.GetTo() != self:
+		return fmt.Errorf("%w: message from %d to %d on the connection from %d to %d", ErrCorrupt, m.GetFrom(), m.GetTo(), from, self)
+	case raft.IsLocalMsg(m.GetType()) || m.GetType() == raftpb.MsgProp:
+		return fmt.Errorf("%w: node %d sent a %s message", ErrCorrupt, from, m.GetType())
+	case m.GetType() != raftpb.MsgSnap && m.Snapshot != nil && m.GetSnapshot().GetMetadata().GetIndex() != 0:
+		return fmt.Errorf("%w: node %d sent a snapshot in a %s message", ErrCorrupt, from, m.GetType())
+	}
+	return nil
+}
