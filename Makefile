@@ -1,7 +1,7 @@
 # Project tasks. Document each target with a "## " comment after its name;
 # `make help` lists them.
 
-.PHONY: help check vet test compat
+.PHONY: help check vet test compat bench-smoke
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -18,3 +18,6 @@ test: ## unit and integration tests with -race and the invariants build tag
 
 compat: ## real Kafka clients against a fresh samsa node; writes compat/RESULTS.md (compat/README.md)
 	bash compat/run.sh
+
+bench-smoke: ## every benchmark workload for a moment against Samsa and kfake: proves bench/ works (bench/README.md)
+	go run ./bench -smoke

@@ -1,6 +1,6 @@
 package api
 
-// Produce (key 0), versions 3-11.
+// Produce (key 0), versions 3-12.
 //
 // Behavior:
 //   - acks must be 0, 1 or -1, else every partition answers INVALID_REQUIRED_ACKS.
@@ -17,8 +17,19 @@ package api
 //     OUT_OF_ORDER_SEQUENCE_NUMBER and INVALID_PRODUCER_EPOCH as in Kafka.
 //   - acks=0 sends no response. With one replica, acks=1 and acks=-1 both
 //     answer once the batch is in the log (the page cache).
-//   - Transactional batches answer INVALID_TXN_STATE until the transaction
-//     coordinator exists (no partition can have been added to a transaction).
+//   - Transactional batches need a transactional id (else
+//     TRANSACTIONAL_ID_AUTHORIZATION_FAILED) and, unless the producer already
+//     has a transaction open in the partition at the batch's epoch, the
+//     transaction coordinator's word that the partition is in the
+//     transaction (KIP-890 part 1, transaction.partition.verification.enable):
+//     a partition not added answers INVALID_TXN_STATE (v3-v10) or
+//     TRANSACTION_ABORTABLE (v11). v12+ (transactions v2) adds the partition
+//     to the transaction instead of checking it. A producer fenced at the
+//     coordinator answers INVALID_PRODUCER_EPOCH; a coordinator busy or
+//     unavailable NOT_ENOUGH_REPLICAS, which every client retries. A marker
+//     written between the check and the append voids the check (the
+//     verification guard), so a late batch cannot reopen an ended
+//     transaction.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -26,10 +37,12 @@ import (
 
 	"github.com/samsa-streaming/samsa/internal/controller"
 	"github.com/samsa-streaming/samsa/internal/network"
+	"github.com/samsa-streaming/samsa/internal/partition"
 	"github.com/samsa-streaming/samsa/internal/record"
+	"github.com/samsa-streaming/samsa/internal/txn"
 )
 
-func init() { register(0, 3, 11, handleProduce) }
+func init() { register(0, 3, 12, handleProduce) }
 
 func handleProduce(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.ProduceRequest)
@@ -93,16 +106,18 @@ func produceToPartition(b *Broker, req *kmsg.ProduceRequest, topic string, rp *k
 		sp.ErrorMessage = strptr(err.Error())
 		return
 	}
-	if h.IsTransactional() {
-		sp.ErrorCode = kerr.InvalidTxnState.Code
-		sp.ErrorMessage = strptr("the partition was not added to a transaction")
-		return
-	}
-	logAppendTime := int64(-1)
+	opts := partition.AppendOptions{LogAppendTime: -1, Origin: partition.OriginClient}
 	if cfg.MessageTimestampType == "LogAppendTime" {
-		logAppendTime = nowMs
+		opts.LogAppendTime = nowMs
 	}
-	res, kafkaErr, err := p.Append(rp.Records, h, logAppendTime)
+	if h.IsTransactional() {
+		if code, msg := b.verifyTransactionalProduce(req, p, h, &opts); code != nil {
+			sp.ErrorCode = code.Code
+			sp.ErrorMessage = strptr(msg)
+			return
+		}
+	}
+	res, kafkaErr, err := p.AppendWith(rp.Records, h, opts)
 	if kafkaErr != nil {
 		sp.ErrorCode = kafkaErr.Code
 		if err != nil {
@@ -125,4 +140,60 @@ func notHostedError(b *Broker, topic string, partition int32) *kerr.Error {
 		return kerr.UnknownTopicOrPartition
 	}
 	return kerr.NotLeaderForPartition
+}
+
+// verifyTransactionalProduce checks (v3-v11) or adds (v12+) the partition
+// with the transaction coordinator before a transactional batch is
+// appended, and fills opts with the verification guard to append with.
+func (b *Broker) verifyTransactionalProduce(req *kmsg.ProduceRequest, p *partition.Partition, h record.Header, opts *partition.AppendOptions) (*kerr.Error, string) {
+	if req.TransactionID == nil || *req.TransactionID == "" {
+		return kerr.TransactionalIDAuthorizationFailed, "transactional records need a transactional id"
+	}
+	addPartition := req.Version >= 12
+	if !addPartition && !b.Config().TransactionPartitionVerificationEnable {
+		return nil, ""
+	}
+	opts.RequireVerification = true
+	guard := p.StartTxnVerification(h, addPartition)
+	if guard == nil {
+		return nil, "" // already in the transaction here
+	}
+	opts.Verification = guard
+	if b.Txn == nil {
+		return kerr.NotEnoughReplicas, "the transaction coordinator is not available"
+	}
+	tp := txn.TopicPartition{Topic: p.Topic, Partition: p.Index}
+	var code *kerr.Error
+	if addPartition {
+		code = b.Txn.AddPartitions(*req.TransactionID, h.ProducerID, h.ProducerEpoch, []txn.TopicPartition{tp}, txn.TV2)
+	} else {
+		var results map[txn.TopicPartition]*kerr.Error
+		results, code = b.Txn.VerifyPartitions(*req.TransactionID, h.ProducerID, h.ProducerEpoch, []txn.TopicPartition{tp})
+		if code == nil {
+			code = results[tp]
+		}
+	}
+	return produceVerificationError(code, req.Version)
+}
+
+// produceVerificationError converts the coordinator's answer as Kafka's
+// AddPartitionsToTxnManager and ReplicaManager do for produce responses.
+func produceVerificationError(code *kerr.Error, version int16) (*kerr.Error, string) {
+	switch code {
+	case nil:
+		return nil, ""
+	case kerr.ProducerFenced:
+		return kerr.InvalidProducerEpoch, "the producer was fenced at the transaction coordinator"
+	case kerr.TransactionAbortable:
+		if version <= 10 {
+			return kerr.InvalidTxnState, "the partition was not added to the transaction"
+		}
+		return kerr.TransactionAbortable, "the partition was not added to the transaction"
+	case kerr.InvalidTxnState:
+		return kerr.InvalidTxnState, "the partition was not added to the transaction"
+	case kerr.ConcurrentTransactions, kerr.NetworkException, kerr.CoordinatorLoadInProgress,
+		kerr.CoordinatorNotAvailable, kerr.NotCoordinator:
+		return kerr.NotEnoughReplicas, "transaction verification failed with a retriable error: " + code.Message
+	}
+	return code, "transaction verification failed"
 }

@@ -8,7 +8,11 @@ package api
 //     connections, so the response is written by hand (fetch_writer.go)
 //     rather than through kmsg.
 //   - read_uncommitted reads up to the high watermark, read_committed (v4+)
-//     up to the last stable offset.
+//     up to the last stable offset (the first offset of the oldest open
+//     transaction). A read_committed answer lists the aborted transactions
+//     (producer id, first offset) overlapping the batches returned, from
+//     the segments' .txnindex, so the client drops their records; a
+//     read_uncommitted answer carries a null list.
 //   - The first partition with data may exceed max_bytes and
 //     partition_max_bytes by one whole batch (KIP-74), so a consumer never
 //     stalls on a large batch; later partitions stop at the limits.
@@ -48,6 +52,9 @@ type fetchPartitionResult struct {
 	logStartOffset int64
 	regions        []log.Region
 	bytes          int64
+	// readCommitted makes the aborted transactions list non-null.
+	readCommitted bool
+	aborted       []log.AbortedTxn
 }
 
 // fetchTarget is one partition a fetch reads, with its resolved position.
@@ -104,7 +111,7 @@ func (op *fetchOp) read() (results []fetchPartitionResult, total int64, hasError
 	}
 	results = make([]fetchPartitionResult, 0, len(op.targets))
 	for _, t := range op.targets {
-		res := fetchPartitionResult{topic: t.topic, topicID: t.topicID, partition: t.partition, highWatermark: -1, lastStable: -1, logStartOffset: -1}
+		res := fetchPartitionResult{topic: t.topic, topicID: t.topicID, partition: t.partition, highWatermark: -1, lastStable: -1, logStartOffset: -1, readCommitted: op.readCommitted}
 		if t.unknownTopicCode != 0 {
 			res.errorCode = t.unknownTopicCode
 			results = append(results, res)
@@ -153,11 +160,33 @@ func (op *fetchOp) read() (results []fetchPartitionResult, total int64, hasError
 				res.bytes = rr.Bytes
 				total += rr.Bytes
 				remaining -= rr.Bytes
+				if op.readCommitted && rr.Bytes > 0 {
+					if code := collectAborted(p, t.offset, rr, &res); code != 0 {
+						res.errorCode, res.regions, res.bytes = code, nil, 0
+						hasError = true
+					}
+				}
 			}
 		}
 		results = append(results, res)
 	}
 	return results, total, hasError
+}
+
+// collectAborted fills the aborted transactions overlapping the batches rr
+// holds, which a read_committed consumer needs to drop their records.
+func collectAborted(p *partition.Partition, fetchOffset int64, rr log.ReadResult, res *fetchPartitionResult) int16 {
+	end, err := rr.NextOffset()
+	if err == nil {
+		res.aborted, err = p.CollectAbortedTxns(fetchOffset, end)
+	}
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, log.ErrStorage):
+		return kerr.KafkaStorageError.Code
+	}
+	return kerr.UnknownServerError.Code
 }
 
 func checkLeaderEpoch(p *partition.Partition, requested int32) int16 {

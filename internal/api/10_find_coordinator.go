@@ -9,8 +9,11 @@ package api
 //     offsets.topic.num.partitions partitions, a replication factor of
 //     offsets.topic.replication.factor capped to the live brokers, and
 //     cleanup.policy=compact.
-//   - Transactional ids (key type 1) are answered by the transaction
-//     coordinator once it exists; until then COORDINATOR_NOT_AVAILABLE.
+//   - Transactional ids (key type 1) are coordinated by the leader of
+//     __transaction_state partition abs(javaHash(id)) % partitions. The
+//     topic is created on first use with transaction.state.log.num.partitions
+//     partitions, transaction.state.log.replication.factor capped to the live
+//     brokers, cleanup.policy=compact and transaction.state.log.segment.bytes.
 //   - v4+ batches keys; each key gets its own answer.
 //   - An empty key answers INVALID_REQUEST; an unknown key type INVALID_REQUEST.
 
@@ -68,9 +71,7 @@ func (b *Broker) findCoordinator(c *call, keyType int8, key string) coordinatorA
 		none.message = "coordinator key is empty"
 		return none
 	case keyType == 1:
-		none.errorCode = kerr.CoordinatorNotAvailable.Code
-		none.message = "transactions are not supported yet"
-		return none
+		return b.findTransactionCoordinator(c, key)
 	case keyType != 0:
 		none.errorCode = kerr.InvalidRequest.Code
 		none.message = "unknown coordinator key type " + strconv.Itoa(int(keyType))
@@ -78,6 +79,24 @@ func (b *Broker) findCoordinator(c *call, keyType int8, key string) coordinatorA
 	}
 	t, code := b.internalTopic(controller.ConsumerOffsetsTopic, b.Config().OffsetsTopicNumPartitions, b.Config().OffsetsTopicReplicationFactor,
 		map[string]*string{"cleanup.policy": strptr("compact"), "segment.bytes": strptr(strconv.Itoa(int(b.Config().OffsetsTopicSegmentBytes)))})
+	if code != 0 {
+		none.errorCode = code
+		return none
+	}
+	p := t.Partitions[group.PartitionFor(key, int32(len(t.Partitions)))]
+	return b.nodeAnswer(c, p.Leader)
+}
+
+// findTransactionCoordinator answers FindCoordinator for a transactional id.
+func (b *Broker) findTransactionCoordinator(c *call, key string) coordinatorAnswer {
+	none := coordinatorAnswer{nodeID: -1, port: -1}
+	cfg := b.Config()
+	t, code := b.internalTopic(controller.TransactionStateTopic, cfg.TransactionStateLogNumPartitions, cfg.TransactionStateLogReplicationFactor,
+		map[string]*string{
+			"cleanup.policy":   strptr("compact"),
+			"compression.type": strptr("uncompressed"),
+			"segment.bytes":    strptr(strconv.Itoa(int(cfg.TransactionStateLogSegmentBytes))),
+		})
 	if code != 0 {
 		none.errorCode = code
 		return none

@@ -30,6 +30,7 @@ func apiVersionsResponse() *kmsg.ApiVersionsResponse {
 
 func handleAPIVersions(b *Broker, c *call, _ kmsg.Request) {
 	resp := apiVersionsResponse()
+	b.addFeatures(resp)
 	c.reply(resp)
 }
 

@@ -25,6 +25,7 @@ import (
 	"github.com/samsa-streaming/samsa/internal/metrics"
 	"github.com/samsa-streaming/samsa/internal/network"
 	"github.com/samsa-streaming/samsa/internal/partition"
+	"github.com/samsa-streaming/samsa/internal/txn"
 )
 
 // Broker is everything the handlers need of the node.
@@ -37,6 +38,8 @@ type Broker struct {
 	Partitions   *partition.Manager
 	// Groups is the group coordinator.
 	Groups *group.Coordinator
+	// Txn is the transaction coordinator.
+	Txn *txn.Coordinator
 	// Metrics, when set, counts bytes and records in and out per topic.
 	Metrics *metrics.Metrics
 	Logger  *slog.Logger

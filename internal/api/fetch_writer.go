@@ -55,11 +55,21 @@ func writeFetchResponse(version int16, errorCode int16, sessionID int32, results
 			if version >= 5 {
 				w.int64(r.logStartOffset)
 			}
-			// Aborted transactions: null until transactions land.
-			if flexible {
+			// Aborted transactions: null for read_uncommitted.
+			switch {
+			case !r.readCommitted && flexible:
 				w.uvarint(0)
-			} else {
+			case !r.readCommitted:
 				w.int32(-1)
+			default:
+				w.arrayLen(len(r.aborted), flexible)
+				for _, a := range r.aborted {
+					w.int64(a.ProducerID)
+					w.int64(a.FirstOffset)
+					if flexible {
+						w.uvarint(0) // aborted transaction tagged fields
+					}
+				}
 			}
 			if version >= 11 {
 				w.int32(-1) // preferred read replica

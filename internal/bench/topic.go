@@ -11,9 +11,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// topicReadyTimeout bounds the wait for a new topic's partitions to have
-// leaders.
-const topicReadyTimeout = 60 * time.Second
+// topicReadyTimeout bounds the creation of a topic and the wait for its
+// partitions to have leaders; creating 10,000 partitions on a busy machine
+// takes minutes.
+const topicReadyTimeout = 5 * time.Minute
 
 // TopicSpec is a topic a benchmark writes to.
 type TopicSpec struct {

@@ -2,7 +2,9 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/signal"
 	"syscall"
@@ -38,7 +40,13 @@ controller on 127.0.0.1:9092 with data in ./samsa-data.`,
 			// The first signal starts a graceful shutdown; unregistering then
 			// lets a second one kill the process as usual.
 			context.AfterFunc(ctx, stop)
-			return server.Run(ctx, cfg)
+			err = server.Run(ctx, cfg)
+			if _, isNetErr := errors.AsType[*net.OpError](err); isNetErr {
+				// A listener could not bind. Report it as it is, not as the
+				// client commands' "cannot reach the cluster".
+				return withHint(errors.New(err.Error()), "another process may hold the address; change listeners or metrics.listener")
+			}
+			return err
 		},
 	}
 	cmd.Flags().StringVar(&configPath, "config", "", "path to a server.properties file")

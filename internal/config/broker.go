@@ -153,6 +153,7 @@ type Broker struct {
 	GroupConsumerMinHeartbeatIntervalMs int32
 	GroupConsumerMaxHeartbeatIntervalMs int32
 	GroupConsumerMaxSize                int32
+	GroupConsumerAssignors              []string
 
 	ShareCoordinatorStateTopicNumPartitions     int32
 	ShareCoordinatorStateTopicReplicationFactor int16

@@ -89,7 +89,7 @@ func (s *shard) deleteGroups(now time.Time, ids []string, done func([]kmsg.Delet
 		for _, tp := range sortedTopicPartitions(s.offsets[id]) {
 			records = append(records, offsetCommitKV(id, tp.topic, tp.partition, nil))
 		}
-		records = append(records, groupMetadataKV(id, nil))
+		records = append(records, s.groupTombstoneKVs(id)...)
 	}
 	send := func() { s.reply(func() { done(results) }) }
 	if len(records) == 0 {

@@ -121,7 +121,7 @@ func (c *Coordinator) OffsetFetch(req *kmsg.OffsetFetchRequest, respond func(*km
 	resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
 	if req.Version >= 8 {
 		for i := range req.Groups {
-			resp.Groups = append(resp.Groups, c.fetchGroup(req.Version, &req.Groups[i]))
+			resp.Groups = append(resp.Groups, c.fetchGroup(req.Version, req.RequireStable, &req.Groups[i]))
 		}
 		respond(resp)
 		return
@@ -136,7 +136,7 @@ func (c *Coordinator) OffsetFetch(req *kmsg.OffsetFetchRequest, respond func(*km
 			rg.Topics = append(rg.Topics, rt)
 		}
 	}
-	g := c.fetchGroup(req.Version, &rg)
+	g := c.fetchGroup(req.Version, req.RequireStable, &rg)
 	switch {
 	case g.ErrorCode != 0 && req.Version < 2:
 		for _, t := range req.Topics {
@@ -166,12 +166,15 @@ func (c *Coordinator) OffsetFetch(req *kmsg.OffsetFetchRequest, respond func(*km
 	respond(resp)
 }
 
-func (c *Coordinator) fetchGroup(version int16, rg *kmsg.OffsetFetchRequestGroup) kmsg.OffsetFetchResponseGroup {
+func (c *Coordinator) fetchGroup(version int16, requireStable bool, rg *kmsg.OffsetFetchRequestGroup) kmsg.OffsetFetchResponseGroup {
 	out := kmsg.NewOffsetFetchResponseGroup()
 	out.Group = rg.Group
 	code := kerr.InvalidGroupID.Code
 	if rg.Group != "" {
-		code = c.run(rg.Group, func(s *shard, _ time.Time) { out = s.fetchOffsets(version, rg) })
+		code = c.run(rg.Group, func(s *shard, _ time.Time) {
+			out = s.fetchOffsets(version, rg)
+			s.markUnstableOffsets(&out, requireStable)
+		})
 	}
 	if code != 0 {
 		out.ErrorCode = code

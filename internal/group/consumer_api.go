@@ -129,3 +129,20 @@ func (s *shard) validateOffsetFetchMember(req *kmsg.OffsetFetchRequestGroup) int
 	}
 	return 0
 }
+
+// replaceEmptyConsumerGroup deletes the consumer group id so that a classic
+// group can take its place, if it has no members, as Kafka does when a
+// classic member joins an empty consumer group. Its offsets are kept.
+func (s *shard) replaceEmptyConsumerGroup(id string) bool {
+	g, ok := s.groups[id].(*consumerGroup)
+	if !ok || len(g.members) > 0 {
+		return false
+	}
+	s.write(s.groupTombstoneKVs(id), func(_ time.Time, err error) {
+		if err != nil {
+			s.log.Warn("failed to write the tombstones of a consumer group replaced by a classic group", "group", id, "err", err)
+		}
+	})
+	s.forgetGroup(id)
+	return true
+}

@@ -77,6 +77,8 @@ type partition struct {
 		// shard is set once the partition is active.
 		shard *shard
 		timer *time.Timer
+		// txnDone are transaction markers that arrived while loading.
+		txnDone []txnCompletion
 	}
 }
 
@@ -137,13 +139,7 @@ func (c *Coordinator) load(p *partition) {
 	start := time.Now()
 	s := newShard(p.id, c.config)
 	records := 0
-	err := c.storage.Load(p.id, func(_ int64, key, value []byte) error {
-		if p.abandoned.Load() {
-			return errLoadAbandoned
-		}
-		records++
-		return s.replay(key, value)
-	})
+	err := c.loadRecords(p, s, &records)
 
 	p.mu.Lock()
 	if p.mu.status != partitionLoading {
@@ -164,6 +160,7 @@ func (c *Coordinator) load(p *partition) {
 	p.mu.shard = s
 	p.mu.status = partitionActive
 	now := c.now()
+	c.applyLoadedCompletionsLocked(p, s, now)
 	s.onLoaded(now)
 	groups := len(s.groups)
 	replies := c.drainLocked(p, now)

@@ -62,8 +62,11 @@ func (s *shard) joinGroup(now time.Time, client Client, req *kmsg.JoinGroupReque
 	existing, exists := s.groups[j.groupID]
 	g, _ := existing.(*classicGroup)
 	if exists && g == nil {
-		s.replyJoin(w, joinError("", kerr.InconsistentGroupProtocol.Code))
-		return
+		if !s.replaceEmptyConsumerGroup(j.groupID) {
+			s.replyJoin(w, joinError("", kerr.InconsistentGroupProtocol.Code))
+			return
+		}
+		exists = false
 	}
 	isUnknownMember := j.memberID == ""
 	if !exists {

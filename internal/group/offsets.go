@@ -125,6 +125,9 @@ func (s *shard) validateCommit(req *kmsg.OffsetCommitRequest) int16 {
 			return kerr.IllegalGeneration.Code
 		}
 	}
+	if cg, ok := g.(*consumerGroup); ok {
+		return cg.validateConsumerCommit(req)
+	}
 	return g.validateOffsetCommit(req.MemberID, req.InstanceID, req.Generation)
 }
 
@@ -171,6 +174,10 @@ func (s *shard) fetchOffsets(version int16, req *kmsg.OffsetFetchRequestGroup) k
 	out.Group = req.Group
 	if req.Group == "" {
 		out.ErrorCode = kerr.InvalidGroupID.Code
+		return out
+	}
+	if code := s.validateOffsetFetchMember(req); code != 0 {
+		out.ErrorCode = code
 		return out
 	}
 	var offsets map[topicPartition]offsetValue
@@ -354,7 +361,7 @@ func (s *shard) cleanup(now time.Time) {
 		}
 		if allExpired && g.deletable() {
 			deadGroups = append(deadGroups, id)
-			records = append(records, groupMetadataKV(id, nil))
+			records = append(records, s.groupTombstoneKVs(id)...)
 		}
 	}
 	if len(records) == 0 {

@@ -45,6 +45,8 @@ type shard struct {
 	writes []*pendingWrite
 	// replies are the responses ready to deliver, oldest first.
 	replies []func()
+	// txnOffsets are transactional offset commits awaiting their marker.
+	txnOffsets pendingTxnOffsets
 }
 
 type topicPartition struct {
@@ -182,6 +184,9 @@ func (s *shard) tick(now time.Time) {
 }
 
 func (s *shard) fire(now time.Time, t *timer) {
+	if s.fireConsumerTimer(now, t) {
+		return
+	}
 	if t.key.kind == timerCleanup {
 		s.cleanup(now)
 		return
@@ -207,6 +212,9 @@ func (s *shard) fire(now time.Time, t *timer) {
 // replay applies one record read back from the partition while loading.
 // Unknown record types are skipped, as Kafka's loader skips them.
 func (s *shard) replay(key, value []byte) error {
+	if handled, err := s.replayConsumerRecord(key, value); handled {
+		return err
+	}
 	r, err := DecodeRecord(key, value)
 	if errors.Is(err, ErrUnknownRecordType) {
 		s.log.Debug("skipping unknown record type while loading", "err", err)
@@ -228,7 +236,7 @@ func (s *shard) replay(key, value []byte) error {
 	case r.GroupMetadataKey != nil:
 		id := r.GroupMetadataKey.Group
 		if r.GroupMetadataValue == nil {
-			s.removeGroup(id)
+			s.forgetGroup(id)
 			return nil
 		}
 		s.groups[id] = classicGroupFromRecord(id, r.GroupMetadataValue)
@@ -252,6 +260,7 @@ func (s *shard) onLoaded(now time.Time) {
 			s.prepareRebalance(now, g)
 		}
 	}
+	s.onConsumerGroupsLoaded(now)
 	s.scheduleCleanup(now)
 	s.checkInvariants()
 }
@@ -374,6 +383,7 @@ func (s *shard) checkInvariants() {
 			g.checkInvariants()
 		}
 	}
+	s.checkConsumerInvariants()
 }
 
 func (g *classicGroup) checkInvariants() {

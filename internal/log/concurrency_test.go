@@ -15,13 +15,13 @@ import (
 // offset they observed.
 func TestConcurrentReadersDuringAppends(t *testing.T) {
 	cfg := smallConfig()
-	cfg.SegmentBytes = 4000
-	cfg.RetentionBytes = 40_000
+	cfg.SegmentBytes = 16_000
+	cfg.RetentionBytes = 100_000
 	cfg.RetentionMs = -1
 	cfg.FileDeleteDelayMs = 60_000
 	l := openLog(t, vfs.Default, filepath.Join(t.TempDir(), "t-0"), cfg, OpenOptions{})
 	defer l.Close()
-	const appends = 2000
+	const appends = 1500
 	var done atomic.Bool
 	var wg sync.WaitGroup
 	for r := 0; r < 3; r++ {

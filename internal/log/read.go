@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 
 	"github.com/samsa-streaming/samsa/internal/vfs"
@@ -152,7 +153,7 @@ func (s *segment) read(target, maxBytes, upperBound int64, minOneBatch bool) (r 
 func (r ReadResult) AppendTo(dst []byte) ([]byte, error) {
 	for _, region := range r.Regions {
 		n := len(dst)
-		dst = append(dst, make([]byte, region.Length)...)
+		dst = slices.Grow(dst, int(region.Length))[:n+int(region.Length)]
 		if _, err := region.File.ReadAt(dst[n:], region.Offset); err != nil {
 			return dst[:n], storageError("read region", err)
 		}

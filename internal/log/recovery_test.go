@@ -303,38 +303,50 @@ func TestCorruptEpochCheckpointRebuilt(t *testing.T) {
 }
 
 func FuzzRecover(f *testing.F) {
-	template := filepath.Join(f.TempDir(), "template", "t-0")
+	// In memory: each case starts from a fresh copy of the template log.
+	template := vfs.NewMem()
+	const dir = "/data/t-0"
 	cfg := smallConfig()
 	cfg.SegmentBytes = 2 << 10
-	writeTestLog(f, template, cfg, 40)
-	nlogs := len(segmentFiles(f, template, logFileSuffix))
+	writeTestLogFS(f, template, dir, cfg, 40)
+	files := readFiles(f, template, dir)
+	var logs []string
+	for name := range files {
+		if filepath.Ext(name) == logFileSuffix {
+			logs = append(logs, name)
+		}
+	}
+	sort.Strings(logs)
 	f.Add(uint8(0), uint32(0), []byte{0xff}, false)
 	f.Add(uint8(1), uint32(8), []byte{0x7f, 0xff, 0xff, 0xff}, false)
 	f.Add(uint8(2), uint32(100), []byte{}, true)
 	f.Add(uint8(0), uint32(16), []byte{3}, false)
 	f.Add(uint8(1), uint32(23), []byte{0x80, 0, 0, 0}, false)
-	work := f.TempDir()
 	f.Fuzz(func(t *testing.T, segment uint8, pos uint32, patch []byte, truncate bool) {
-		dir := filepath.Join(work, "t-0")
-		os.RemoveAll(dir)
-		copyDir(t, template, dir)
-		files := segmentFiles(t, dir, logFileSuffix)
-		victim := files[int(segment)%nlogs]
-		data, _ := os.ReadFile(victim)
-		p := int(pos % uint32(len(data)+1))
-		if truncate {
-			data = data[:p]
-		} else {
-			for i, b := range patch {
-				if p+i < len(data) {
-					data[p+i] = b
+		fsys := vfs.NewMem()
+		fsys.MkdirAll(dir, 0o755)
+		victim := logs[int(segment)%len(logs)]
+		for name, b := range files {
+			data := append([]byte(nil), b...)
+			if name == victim {
+				p := int(pos % uint32(len(data)+1))
+				if truncate {
+					data = data[:p]
 				} else {
-					data = append(data, b)
+					for i, c := range patch {
+						if p+i < len(data) {
+							data[p+i] = c
+						} else {
+							data = append(data, c)
+						}
+					}
 				}
 			}
+			w, _ := fsys.Create(dir + "/" + name)
+			w.Write(data)
+			w.Close()
 		}
-		os.WriteFile(victim, data, 0o644)
-		l, err := Open(vfs.Default, dir, cfg, OpenOptions{Logger: quietLogger})
+		l, err := Open(fsys, dir, cfg, OpenOptions{Logger: quietLogger})
 		if err != nil {
 			t.Fatalf("Open: %v", err)
 		}
@@ -346,4 +358,39 @@ func FuzzRecover(f *testing.F) {
 			t.Fatalf("append at %d, LEO was %d", r.BaseOffset, leo)
 		}
 	})
+}
+
+// writeTestLogFS is writeTestLog on any filesystem.
+func writeTestLogFS(t testing.TB, fsys vfs.FS, dir string, cfg Config, batches int) {
+	t.Helper()
+	clock := newTestClock()
+	l := openLog(t, fsys, dir, cfg, OpenOptions{Clock: clock.Now})
+	for i := 0; i < batches; i++ {
+		mustAppend(t, l, makeBatch(1+i%4, 40+i%50, clock.Now().UnixMilli()+int64(i)), int32(i/10))
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// readFiles returns the contents of every file in dir.
+func readFiles(t testing.TB, fsys vfs.FS, dir string) map[string][]byte {
+	t.Helper()
+	entries, err := fsys.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]byte{}
+	for _, e := range entries {
+		f, err := fsys.Open(dir + "/" + e.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, _ := f.Stat()
+		b := make([]byte, info.Size())
+		f.ReadAt(b, 0)
+		f.Close()
+		out[e.Name()] = b
+	}
+	return out
 }

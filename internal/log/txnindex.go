@@ -293,3 +293,26 @@ func syncTxnIndex(s *segment) error {
 	}
 	return storageError("close transaction index", cerr)
 }
+
+// NextOffset returns the offset after the last batch r holds (r.FirstOffset
+// when it holds none), reading the batch headers of its last region: the
+// upper bound of the aborted transactions a read_committed fetch reports.
+func (r ReadResult) NextOffset() (int64, error) {
+	if len(r.Regions) == 0 {
+		return r.FirstOffset, nil
+	}
+	last := r.Regions[len(r.Regions)-1]
+	sc := newHeaderScanner(last.File, last.Offset+last.Length)
+	next := r.FirstOffset
+	for pos := last.Offset; ; {
+		h, err := sc.headerAt(pos)
+		if err == io.EOF {
+			return next, nil
+		}
+		if err != nil {
+			return next, err
+		}
+		next = h.LastOffset() + 1
+		pos += int64(h.Size())
+	}
+}

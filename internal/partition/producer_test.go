@@ -151,9 +151,9 @@ func TestProducerExpiry(t *testing.T) {
 func TestTransactionMarkersLSOAndIndex(t *testing.T) {
 	p := testPartition(t, t.TempDir(), time.Now)
 	defer p.Log.Close()
-	mustAppendSpec(t, p, batchSpec{noPID: true})                        // 0
+	mustAppendSpec(t, p, batchSpec{noPID: true})                         // 0
 	mustAppendSpec(t, p, batchSpec{pid: 1, epoch: 0, seq: 0, txn: true}) // 1
-	mustAppendSpec(t, p, batchSpec{noPID: true})                        // 2
+	mustAppendSpec(t, p, batchSpec{noPID: true})                         // 2
 	mustAppendSpec(t, p, batchSpec{pid: 2, epoch: 0, seq: 0, txn: true}) // 3
 	if lso := p.LastStableOffset(); lso != 1 {
 		t.Fatalf("LSO = %d, want 1 (pid 1's open transaction)", lso)

@@ -95,7 +95,7 @@ type Config struct {
 	ListenAddr string
 	// Listener, when set, is used instead of listening on ListenAddr, so a
 	// caller can bind every voter's listener before it knows all addresses.
-	// The quorum closes it on Stop.
+	// Start takes it over: it is closed by Stop, or by Start if Start fails.
 	Listener net.Listener
 	// Dir is metadata.log.dir; the quorum keeps everything in
 	// Dir/__cluster_metadata-0.

@@ -184,8 +184,12 @@ func (q *Quorum) handleReadies() error {
 			return err
 		}
 		rn.Advance(rd)
+		reported := map[uint64]bool{}
 		for _, m := range dropped {
-			q.handleReport(report{to: m.GetTo()})
+			if !reported[m.GetTo()] {
+				q.handleReport(report{to: m.GetTo()})
+				reported[m.GetTo()] = true
+			}
 			if m.GetType() == raftpb.MsgSnap {
 				q.handleReport(report{to: m.GetTo(), snapshot: true, failed: true})
 			}
@@ -247,6 +251,9 @@ func (q *Quorum) apply(e *raftpb.Entry) error {
 	index := e.GetIndex()
 	if index <= r.applied {
 		return nil
+	}
+	if invariants && index != r.applied+1 {
+		panic(fmt.Sprintf("quorum: applying index %d after %d", index, r.applied))
 	}
 	q.failLostProposals(e.GetTerm())
 	offset := int64(index - 1)

@@ -15,7 +15,9 @@ import (
 )
 
 // StateMachine is what the quorum replicates: the controller's metadata
-// image. All three methods are called from one goroutine, never at once.
+// image. All three methods are called from the quorum's goroutine, never at
+// once. Propose callers wait for that goroutine to apply their entry, so
+// these methods must never wait for a lock a Propose caller may hold.
 type StateMachine interface {
 	// Apply is called for committed entries in order, exactly once per entry
 	// per process lifetime: after a restart the entries after the last
@@ -97,8 +99,16 @@ type Quorum struct {
 // Start opens the quorum's storage under cfg.Dir, restores sm from the latest
 // snapshot, starts listening and joins the quorum. Committed entries after the
 // snapshot are applied again in the background, in order, before any new one.
-func Start(cfg Config, sm StateMachine) (*Quorum, error) {
-	cfg, err := cfg.withDefaults()
+func Start(cfg Config, sm StateMachine) (q *Quorum, err error) {
+	if cfg.Listener != nil {
+		// Start owns the listener, also when it fails.
+		defer func() {
+			if err != nil {
+				cfg.Listener.Close()
+			}
+		}()
+	}
+	cfg, err = cfg.withDefaults()
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +116,7 @@ func Start(cfg Config, sm StateMachine) (*Quorum, error) {
 	if err != nil {
 		return nil, err
 	}
-	q := &Quorum{
+	q = &Quorum{
 		cfg: cfg, logger: cfg.Logger.With("node", cfg.NodeID), sm: sm, storage: st,
 		proposals:      make(chan *proposal, maxPendingProposals),
 		received:       make(chan *raftpb.Message, maxReceiveQueueMessages),

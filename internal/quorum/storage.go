@@ -1,6 +1,7 @@
 package quorum
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -13,6 +14,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/samsa-streaming/samsa/internal/log"
+	"github.com/samsa-streaming/samsa/internal/record"
 	"github.com/samsa-streaming/samsa/internal/vfs"
 )
 
@@ -183,11 +185,11 @@ func (s *storage) loadEntries() error {
 
 // parseBatchSize returns the size of the batch at the start of data.
 func parseBatchSize(data []byte) (int, error) {
-	if len(data) < 12 {
+	if len(data) < record.LogOverhead {
 		return 0, fmt.Errorf("%w: %d bytes left, less than a batch header", ErrCorrupt, len(data))
 	}
-	n := 12 + int(int32(uint32(data[8])<<24|uint32(data[9])<<16|uint32(data[10])<<8|uint32(data[11])))
-	if n <= 12 || n > len(data) {
+	n := record.LogOverhead + int(int32(binary.BigEndian.Uint32(data[8:])))
+	if n <= record.LogOverhead || n > len(data) {
 		return 0, fmt.Errorf("%w: batch of %d bytes, %d present", ErrCorrupt, n, len(data))
 	}
 	return n, nil

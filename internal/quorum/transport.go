@@ -388,8 +388,12 @@ func (t *transport) serve(c net.Conn) {
 			from.lastContactNanos.Store(time.Now().UnixNano())
 			t.deliver(m)
 		})
-	if err != nil && !errors.Is(err, io.EOF) && t.ctx.Err() == nil {
-		t.logger.Warn("closing quorum connection", "remote", c.RemoteAddr().String(), "err", err)
+	switch {
+	case err == nil || errors.Is(err, io.EOF) || t.ctx.Err() != nil:
+	case errors.Is(err, ErrCorrupt):
+		t.logger.Warn("closing quorum connection after bad input", "remote", c.RemoteAddr().String(), "err", err)
+	default:
+		t.logger.Debug("quorum connection failed", "remote", c.RemoteAddr().String(), "err", err)
 	}
 }
 

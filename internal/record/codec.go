@@ -21,8 +21,7 @@ import (
 // topic's max.message.bytes pass their own bound to DecompressBounded.
 const DefaultMaxDecompressedBytes = 64 << 20
 
-// Codec tuning. The values follow what the Java client writes, so that every
-// client reads what we write the way it reads Kafka's.
+// Codec tuning.
 const (
 	// xerialBlockBytes is the input per xerial block (SnappyOutputStream's default).
 	xerialBlockBytes = 32 << 10

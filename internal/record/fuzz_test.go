@@ -8,6 +8,19 @@ import (
 	"testing"
 )
 
+// Run a target with, for example,
+//
+//	go test -run XXX -fuzz '^FuzzValidate$' -fuzztime=20s -fuzzminimizetime=10x ./internal/record/
+//
+// The codecs' encoders and decoders come from sync.Pools that the garbage
+// collector empties at will, so coverage varies from one run of an input to
+// the next; without a small -fuzzminimizetime, minimizing such an input can
+// take its full default minute while the worker runs nothing new.
+//
+// Go 1.26's fuzz coordinator can fail a run with a bare "context deadline
+// exceeded" and no crasher at the end of a -fuzztime duration on a loaded
+// machine (golang/go#75804); a count such as -fuzztime=100000x avoids it.
+
 // fuzzDecompressBytes bounds every decompression in the fuzz targets, so a
 // found bomb costs a megabyte, not the machine.
 const fuzzDecompressBytes = 1 << 20

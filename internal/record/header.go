@@ -37,6 +37,10 @@ const (
 	AttrDeleteHorizonSet       = 0x40
 	CurrentMagic               = 2
 	NoProducerID         int64 = -1
+)
+
+// Values Kafka writes where a field has none.
+const (
 	// NoTimestamp is Kafka's RecordBatch.NO_TIMESTAMP: a record without one.
 	NoTimestamp int64 = -1
 	// NoSequence is the baseSequence of a batch without a producer id.

@@ -204,8 +204,18 @@ func putBuffer(b *[]byte) {
 	buffers.Put(b)
 }
 
+// decompressLimit is the output bound for a caller's maxDecompressedBytes,
+// where 0 or less means DefaultMaxDecompressedBytes.
+func decompressLimit(maxDecompressedBytes int) int {
+	if maxDecompressedBytes <= 0 {
+		return DefaultMaxDecompressedBytes
+	}
+	return maxDecompressedBytes
+}
+
 // Records calls fn with each record of the batch at the start of batch, in
-// order, decompressing with at most maxDecompressedBytes of output. It stops
+// order, decompressing with at most maxDecompressedBytes of output (0 means
+// DefaultMaxDecompressedBytes). It stops
 // at the first error fn returns and returns it. It checks framing (the whole
 // batch is there, records parse, their number matches recordCount) but not
 // the CRC: call Verify first on bytes that may be damaged.
@@ -222,7 +232,7 @@ func Records(batch []byte, maxDecompressedBytes int, fn func(Record) error) erro
 	if codec := h.Compression(); codec != CodecNone && h.RecordCount > 0 {
 		buf := getBuffer()
 		defer putBuffer(buf)
-		*buf, err = DecompressBounded(codec, (*buf)[:0], records, maxDecompressedBytes)
+		*buf, err = DecompressBounded(codec, (*buf)[:0], records, decompressLimit(maxDecompressedBytes))
 		if err != nil {
 			return err
 		}
@@ -252,7 +262,7 @@ func Records(batch []byte, maxDecompressedBytes int, fn func(Record) error) erro
 }
 
 // ReadRecords returns the records of the batch at the start of batch, with
-// Records' checks. For an uncompressed batch their slices alias batch; for a
+// Records' checks and bound. For an uncompressed batch their slices alias batch; for a
 // compressed one, a buffer of their own.
 func ReadRecords(batch []byte, maxDecompressedBytes int) ([]Record, error) {
 	h, records, err := batchRecords(batch)
@@ -260,7 +270,7 @@ func ReadRecords(batch []byte, maxDecompressedBytes int) ([]Record, error) {
 		return nil, err
 	}
 	if codec := h.Compression(); codec != CodecNone && h.RecordCount > 0 {
-		if records, err = DecompressBounded(codec, nil, records, maxDecompressedBytes); err != nil {
+		if records, err = DecompressBounded(codec, nil, records, decompressLimit(maxDecompressedBytes)); err != nil {
 			return nil, err
 		}
 	}

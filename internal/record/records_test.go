@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"testing"
 )
@@ -244,5 +245,42 @@ func TestSplitBatches(t *testing.T) {
 	bad[len(a)+offsetMagic] = 1
 	if n, err := CountBatches(bad); !errors.Is(err, ErrCorrupt) || n != 1 {
 		t.Fatalf("second batch magic 1: %d, %v", n, err)
+	}
+}
+
+// TestConcurrentUse validates and reads batches of every codec from several
+// goroutines at once, sharing the codec pools, with different bounds so the
+// pooled zstd decoders change theirs.
+func TestConcurrentUse(t *testing.T) {
+	var batches [][]byte
+	for _, c := range allCodecs {
+		batches = append(batches, mustBuild(t, producerOptions(c.codec), sampleRecords(20, 200)))
+	}
+	const goroutines, rounds = 4, 50
+	errs := make(chan error, goroutines)
+	for g := range goroutines {
+		go func() {
+			for i := range rounds {
+				for _, batch := range batches {
+					opts := DefaultValidateOptions(testNowMs)
+					opts.MaxDecompressedBytes = (1 + (g+i)%3) << 20
+					if _, err := Validate(bytes.Clone(batch), opts); err != nil {
+						errs <- err
+						return
+					}
+					records, err := ReadRecords(batch, opts.MaxDecompressedBytes)
+					if err != nil || len(records) != 20 || !bytes.HasPrefix(records[18].Value, []byte("value-18-")) {
+						errs <- fmt.Errorf("ReadRecords: %d records, %v", len(records), err)
+						return
+					}
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range goroutines {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -22,8 +22,9 @@ const (
 const minBatchLength = 14
 
 // ValidateOptions carries the clock and the topic configs that Validate
-// checks a produced batch against. Every field is taken as given, so a zero
-// limit rejects; DefaultValidateOptions fills Kafka's defaults.
+// checks a produced batch against. The fields but MaxDecompressedBytes are
+// taken as given, so a zero MaxMessageBytes rejects every batch;
+// DefaultValidateOptions fills Kafka's defaults.
 type ValidateOptions struct {
 	// NowMs is the broker's clock in Unix milliseconds: the reference for
 	// the timestamp bounds and the log append time.
@@ -75,7 +76,9 @@ func DefaultValidateOptions(nowMs int64) ValidateOptions {
 //     a producer id comes with a baseSequence >= 0 (INVALID_RECORD);
 //   - the records, decompressed if need be: they parse, there are
 //     recordCount of them, record i has offsetDelta i (INVALID_RECORD; a
-//     codec that cannot decode them is CORRUPT_MESSAGE);
+//     codec that cannot decode them is CORRUPT_MESSAGE, and records that
+//     decompress past MaxDecompressedBytes MESSAGE_TOO_LARGE, on which a
+//     Java producer splits the batch);
 //   - each record: a key if Compacted (INVALID_RECORD), then its timestamp
 //     within the bounds under CreateTime, and no LogAppendTime claimed by
 //     the client (INVALID_TIMESTAMP). These are collected per record into
@@ -87,6 +90,10 @@ func DefaultValidateOptions(nowMs int64) ValidateOptions {
 // timestamp. It recomputes the CRC only when a field changed, so a batch from
 // a well-behaved client is left as it came. The returned header reflects the
 // rewrite. The caller then assigns offsets and the leader epoch.
+//
+// Left to the caller: producer state (sequence and epoch checks), refusing
+// zstd in produce requests below version 7 (UNSUPPORTED_COMPRESSION_TYPE),
+// and recompressing when the topic's compression.type names another codec.
 //
 // Two differences from Kafka 4.x, both stricter: trailing bytes after the
 // batch are refused where Kafka drops a partial trailing batch silently, and
@@ -167,14 +174,10 @@ func validateBatch(batch []byte, opts *ValidateOptions) (Header, error) {
 func validateRecords(batch []byte, h *Header, opts *ValidateOptions) (int64, error) {
 	records := batch[HeaderSize:]
 	if codec := h.Compression(); codec != CodecNone {
-		limit := opts.MaxDecompressedBytes
-		if limit <= 0 {
-			limit = DefaultMaxDecompressedBytes
-		}
 		buf := getBuffer()
 		defer putBuffer(buf)
 		var err error
-		if *buf, err = DecompressBounded(codec, (*buf)[:0], records, limit); err != nil {
+		if *buf, err = DecompressBounded(codec, (*buf)[:0], records, decompressLimit(opts.MaxDecompressedBytes)); err != nil {
 			return 0, err
 		}
 		records = *buf

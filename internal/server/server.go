@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -25,6 +26,7 @@ import (
 	"github.com/samsa-streaming/samsa/internal/metrics"
 	"github.com/samsa-streaming/samsa/internal/network"
 	"github.com/samsa-streaming/samsa/internal/partition"
+	"github.com/samsa-streaming/samsa/internal/txn"
 	"github.com/samsa-streaming/samsa/internal/vfs"
 )
 
@@ -38,6 +40,10 @@ type Node struct {
 	partitions *partition.Manager
 	broker     *api.Broker
 	groups     *group.Coordinator
+	// txn is the transaction coordinator; txnElections feeds it the
+	// __transaction_state partitions this node leads (txn.go).
+	txn          *txn.Coordinator
+	txnElections *txnElections
 	network    *network.Server
 	cancel     context.CancelFunc
 	metrics    *metrics.Metrics
@@ -138,6 +144,7 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 	}
 	n.partitions = partition.NewManager(cfg.NodeID, logs, n.topicConfig, []string{controller.MetadataTopic}, logging.component("log"))
 	n.broker.Partitions = n.partitions
+	n.partitions.SetProducerIDExpirationMs(int64(cfg.ProducerIDExpirationMs))
 	groupCfg := group.DefaultConfig()
 	groupCfg.OffsetsTopicNumPartitions = cfg.OffsetsTopicNumPartitions
 	groupCfg.GroupMinSessionTimeoutMs = cfg.GroupMinSessionTimeoutMs
@@ -145,20 +152,27 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 	groupCfg.GroupInitialRebalanceDelayMs = cfg.GroupInitialRebalanceDelayMs
 	groupCfg.GroupMaxSize = cfg.GroupMaxSize
 	groupCfg.OffsetsRetentionMinutes = cfg.OffsetsRetentionMinutes
+	groupCfg.ConsumerGroup.Enabled = slices.Contains(cfg.GroupCoordinatorRebalanceProtocols, "consumer")
+	groupCfg.ConsumerGroup.SessionTimeoutMs = cfg.GroupConsumerSessionTimeoutMs
+	groupCfg.ConsumerGroup.HeartbeatIntervalMs = cfg.GroupConsumerHeartbeatIntervalMs
+	groupCfg.ConsumerGroup.MaxSize = cfg.GroupConsumerMaxSize
+	groupCfg.ConsumerGroup.Assignors = cfg.GroupConsumerAssignors
 	groupCfg.Topics = topicResolver{n.controller}
 	groupCfg.Logger = logging.leveled("group")
-	n.groups, err = group.NewCoordinator(groupCfg, offsetsStorage{n.partitions})
+	n.groups, err = group.NewCoordinator(groupCfg, txnOffsetsStorage{offsetsStorage{n.partitions}})
 	if err != nil {
 		logs.Shutdown()
 		return nil, fmt.Errorf("group coordinator: %w", err)
 	}
 	n.broker.Groups = n.groups
+	n.setupTransactions(logging.leveled("txn"))
 	elections := &coordinatorElections{nodeID: cfg.NodeID, groups: n.groups}
 	n.controller.OnChange(func(old, next *metadata.Image) {
 		if err := n.partitions.Reconcile(old, next); err != nil {
 			n.logger.Error("apply metadata", "err", err)
 		}
 		elections.apply(next)
+		n.txnElections.apply(next)
 		var deleted []string
 		for _, name := range old.TopicNames() {
 			if next.Topic(name) == nil {
@@ -174,6 +188,7 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 		return nil, err
 	}
 	elections.apply(n.controller.Image())
+	n.txnElections.apply(n.controller.Image())
 
 	var listeners []network.ListenerSpec
 	for _, l := range cfg.Listeners {
@@ -222,6 +237,7 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	n.cancel = cancel
 	logs.Start(ctx)
+	n.startTransactionTimers(ctx)
 	n.ready.Store(true)
 	for _, a := range n.network.Addrs() {
 		n.logger.Info("samsa listening", "address", a.String(), "node.id", cfg.NodeID, "cluster.id", n.controller.Image().ClusterID, "log.dirs", cfg.LogDirs)
@@ -252,9 +268,11 @@ func (n *Node) Shutdown(ctx context.Context) error {
 	if n.cancel != nil {
 		n.cancel()
 	}
+	n.stopTransactions()
 	n.groups.Close()
+	errSnapshots := n.partitions.WriteSnapshots()
 	errLogs := n.logs.Shutdown()
-	return errors.Join(errNet, errLogs)
+	return errors.Join(errNet, errSnapshots, errLogs)
 }
 
 // registration describes this node's advertised endpoints. A listener

@@ -26,16 +26,16 @@
 //
 // # States (Kafka's TransactionState)
 //
-//	              InitProducerId                 AddPartitions
-//	   (new id) ──────────────> Empty ─────────────────────────> Ongoing <─┐
-//	                              ^  \                          │  │  │    │ AddPartitions
-//	            InitProducerId    │   \ EndTxn(abort), v2 only  │  │  └────┘
-//	          ┌───────────────────┤    └───────────┐    EndTxn  │  │ EndTxn(abort), timeout,
-//	          │                   │                v    (commit)│  │ InitProducerId (fence)
-//	  CompleteCommit       CompleteAbort <──── PrepareAbort <───┼──┘
-//	          ^                   ^  markers                    │
-//	          │ markers written   └─ (v2: EndTxn(abort) from    v
-//	          └──────────────────────  any Complete state)  PrepareCommit
+//	            InitProducerId                 AddPartitions
+//	 (new id) ──────────────> Empty ─────────────────────────> Ongoing <─┐
+//	                            ^  \                          │  │  │    │ AddPartitions
+//	          InitProducerId    │   \ EndTxn(abort), v2 only  │  │  └────┘
+//	        ┌───────────────────┤    └───────────┐    EndTxn  │  │ EndTxn(abort), timeout,
+//	        │                   │                v    (commit)│  │ InitProducerId (fence)
+//	CompleteCommit       CompleteAbort <──── PrepareAbort <───┼──┘
+//	        ^                   ^  markers                    │
+//	        │ markers written   └─ (v2: EndTxn(abort) from    v
+//	        └──────────────────────  any Complete state)  PrepareCommit
 //
 // PrepareEpochFence is transient: the epoch bump that fences a producer
 // before its ongoing transaction is aborted; it is never written. Dead marks

@@ -334,3 +334,7 @@ func metadataFromTransit(id string, t Transit) *Metadata {
 		ClientTransactionVersion: t.ClientTransactionVersion, pending: noState,
 	}
 }
+
+// SortedPartitions returns the transaction's partitions, by topic and
+// partition.
+func (m *Metadata) SortedPartitions() []TopicPartition { return m.Partitions.sorted() }

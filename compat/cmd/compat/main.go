@@ -104,20 +104,18 @@ type support struct {
 	NeedsWhy        map[string]string   `json:"needs_why"`
 }
 
-// skipReason says why client/scenario is not run yet, or "".
-func (s support) skipReason(cl, sc string) string {
+// skipReason says why client/scenario is not run yet ("" when it runs),
+// and a note on a dependency through "needs".
+func (s support) skipReason(cl, sc string) (reason, note string) {
 	if r, ok := s.NotYetSupported[sc]; ok {
-		return r
+		return r, ""
 	}
 	for _, dep := range s.Needs[cl+"/"+sc] {
 		if r, ok := s.NotYetSupported[dep]; ok {
-			if why := s.NeedsWhy[cl+"/"+sc]; why != "" {
-				return r + "; " + why
-			}
-			return r
+			return r, s.NeedsWhy[cl+"/"+sc]
 		}
 	}
-	return ""
+	return "", ""
 }
 
 const (
@@ -129,7 +127,8 @@ const (
 
 type cell struct {
 	status  string
-	detail  string
+	detail  string // the client's error, or the reason
+	note    string // for a not-yet-supported cell that waits through "needs"
 	seconds float64
 }
 
@@ -246,8 +245,8 @@ func run() int {
 			if !wantScenarios[sc] {
 				continue
 			}
-			if r := sup.skipReason(cl.name, sc); r != "" {
-				setCell(cl.name, sc, cell{status: statusNYS, detail: r})
+			if r, note := sup.skipReason(cl.name, sc); r != "" {
+				setCell(cl.name, sc, cell{status: statusNYS, detail: r, note: note})
 				continue
 			}
 			switch {
@@ -576,7 +575,7 @@ func renderText(m map[string]map[string]cell, cls, scs map[string]bool) string {
 // renderDetails lists what failed or does not apply, with the reason.
 func renderDetails(m map[string]map[string]cell, cls, scs map[string]bool, markdown bool) string {
 	var b strings.Builder
-	for _, want := range []string{statusFail, statusNA} {
+	for _, want := range []string{statusFail, statusNA, statusNYS} {
 		for _, cl := range clients {
 			if !cls[cl.name] {
 				continue
@@ -586,10 +585,18 @@ func renderDetails(m map[string]map[string]cell, cls, scs map[string]bool, markd
 				if !ok || !scs[sc] || c.status != want {
 					continue
 				}
+				detail := c.detail
+				if c.status == statusNYS {
+					// Plain not-yet-supported cells say all in the matrix.
+					if c.note == "" {
+						continue
+					}
+					detail += " (" + c.note + ")"
+				}
 				if markdown {
-					fmt.Fprintf(&b, "- **%s / %s** — %s: %s\n", cl.name, sc, c.status, mdEscape(oneLine(c.detail, 600)))
+					fmt.Fprintf(&b, "- **%s / %s** — %s: %s\n", cl.name, sc, c.status, mdEscape(oneLine(detail, 600)))
 				} else {
-					fmt.Fprintf(&b, "%s %s/%s: %s\n", c.status, cl.name, sc, oneLine(c.detail, 600))
+					fmt.Fprintf(&b, "%s %s/%s: %s\n", c.status, cl.name, sc, oneLine(detail, 600))
 				}
 			}
 		}
@@ -634,7 +641,7 @@ func renderMarkdown(m map[string]map[string]cell, cls, scs map[string]bool, vers
 		b.WriteString("\n")
 	}
 	if d := renderDetails(m, cls, scs, true); d != "" {
-		b.WriteString("\n## Failures and scenarios that do not apply\n\n" + d)
+		b.WriteString("\n## Details\n\n" + d)
 	}
 	b.WriteString("\n" + summary + "\n")
 	return b.String()

@@ -1,0 +1,125 @@
+package api
+
+// AddPartitionsToTxn (key 24), versions 0-5.
+//
+// Behavior:
+//   - v0-v3 (from producers): the partitions join the producer's
+//     transaction, starting it if it is not ongoing. Every partition gets
+//     the coordinator's one answer: NOT_COORDINATOR or
+//     COORDINATOR_LOAD_IN_PROGRESS when this node does not (yet) coordinate
+//     the transactional id, INVALID_PRODUCER_ID_MAPPING for an unknown id or
+//     producer id, PRODUCER_FENCED for another epoch, CONCURRENT_TRANSACTIONS
+//     while the previous transaction's markers are written. When a
+//     partition does not exist it gets UNKNOWN_TOPIC_OR_PARTITION and the
+//     others OPERATION_NOT_ATTEMPTED, and nothing is added.
+//   - v4+ (from brokers, KIP-890): a batch of transactions, each either
+//     verify-only (is each partition in the ongoing transaction? a
+//     partition that is not answers TRANSACTION_ABORTABLE) or an add on a
+//     producer's behalf (Produce v12+, transactions v2).
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-streaming/samsa/internal/txn"
+)
+
+func init() { register(24, 0, 5, handleAddPartitionsToTxn) }
+
+func handleAddPartitionsToTxn(b *Broker, c *call, r kmsg.Request) {
+	req := r.(*kmsg.AddPartitionsToTxnRequest)
+	resp := kmsg.NewPtrAddPartitionsToTxnResponse()
+	if c.version < 4 {
+		codes := b.addPartitions(req.TransactionalID, req.ProducerID, req.ProducerEpoch, topicsOf(req.Topics), false, txn.TV0)
+		for _, t := range req.Topics {
+			rt := kmsg.NewAddPartitionsToTxnResponseTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewAddPartitionsToTxnResponseTopicPartition()
+				rp.Partition, rp.ErrorCode = p, codes[txn.TopicPartition{Topic: t.Topic, Partition: p}]
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			resp.Topics = append(resp.Topics, rt)
+		}
+		c.reply(resp)
+		return
+	}
+	for _, tr := range req.Transactions {
+		topics := make([]kmsg.AddPartitionsToTxnRequestTopic, 0, len(tr.Topics))
+		for _, t := range tr.Topics {
+			topics = append(topics, kmsg.AddPartitionsToTxnRequestTopic{Topic: t.Topic, Partitions: t.Partitions})
+		}
+		codes := b.addPartitions(tr.TransactionalID, tr.ProducerID, tr.ProducerEpoch, topicsOf(topics), tr.VerifyOnly, txn.TV2)
+		rtr := kmsg.NewAddPartitionsToTxnResponseTransaction()
+		rtr.TransactionalID = tr.TransactionalID
+		for _, t := range tr.Topics {
+			rt := kmsg.NewAddPartitionsToTxnResponseTransactionTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewAddPartitionsToTxnResponseTransactionTopicPartition()
+				rp.Partition, rp.ErrorCode = p, codes[txn.TopicPartition{Topic: t.Topic, Partition: p}]
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			rtr.Topics = append(rtr.Topics, rt)
+		}
+		resp.Transactions = append(resp.Transactions, rtr)
+	}
+	c.reply(resp)
+}
+
+func topicsOf(topics []kmsg.AddPartitionsToTxnRequestTopic) []txn.TopicPartition {
+	var out []txn.TopicPartition
+	for _, t := range topics {
+		for _, p := range t.Partitions {
+			out = append(out, txn.TopicPartition{Topic: t.Topic, Partition: p})
+		}
+	}
+	return out
+}
+
+// addPartitions adds (or verifies) partitions of one transaction and
+// returns each partition's error code.
+func (b *Broker) addPartitions(id string, producerID int64, epoch int16, parts []txn.TopicPartition, verifyOnly bool, tv int8) map[txn.TopicPartition]int16 {
+	codes := make(map[txn.TopicPartition]int16, len(parts))
+	all := func(code int16) map[txn.TopicPartition]int16 {
+		for _, p := range parts {
+			codes[p] = code
+		}
+		return codes
+	}
+	if b.Txn == nil {
+		return all(kerr.CoordinatorNotAvailable.Code)
+	}
+	img := b.Image()
+	missing := false
+	for _, p := range parts {
+		if t := img.Topic(p.Topic); t == nil || p.Partition < 0 || int(p.Partition) >= len(t.Partitions) {
+			codes[p] = kerr.UnknownTopicOrPartition.Code
+			missing = true
+		}
+	}
+	if missing {
+		for _, p := range parts {
+			if codes[p] == 0 {
+				codes[p] = kerr.OperationNotAttempted.Code
+			}
+		}
+		return codes
+	}
+	if verifyOnly {
+		results, code := b.Txn.VerifyPartitions(id, producerID, epoch, parts)
+		if code != nil {
+			return all(code.Code)
+		}
+		for _, p := range parts {
+			if e := results[p]; e != nil {
+				codes[p] = e.Code
+			}
+		}
+		return codes
+	}
+	if code := b.Txn.AddPartitions(id, producerID, epoch, parts, tv); code != nil {
+		return all(code.Code)
+	}
+	return all(0)
+}

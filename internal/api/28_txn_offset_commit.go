@@ -1,0 +1,84 @@
+package api
+
+// TxnOffsetCommit (key 28), versions 0-5.
+//
+// Behavior:
+//   - Commits a consumer group's offsets inside a producer's transaction:
+//     they are written to __consumer_offsets as a transactional batch of the
+//     producer and become the group's committed offsets only when the
+//     transaction commits (dropped when it aborts). Until then an
+//     OffsetFetch with require_stable answers UNSTABLE_OFFSET_COMMIT for
+//     those partitions.
+//   - v0-v4: the group's __consumer_offsets partition must be in the
+//     transaction (AddOffsetsToTxn); with
+//     transaction.partition.verification.enable the transaction coordinator
+//     is asked, and a partition not added answers INVALID_TXN_STATE (v0-v3)
+//     or TRANSACTION_ABORTABLE (v4). v5+ (transactions v2) adds it.
+//   - A producer fenced at the coordinator answers INVALID_PRODUCER_EPOCH.
+//   - v3+ carries the member's generation, member id and instance id, which
+//     must match the group (ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID,
+//     FENCED_INSTANCE_ID); a commit without generation to a group that does
+//     not exist creates a simple group when it commits.
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-streaming/samsa/internal/controller"
+	"github.com/samsa-streaming/samsa/internal/txn"
+)
+
+func init() { register(28, 0, 5, handleTxnOffsetCommit) }
+
+func handleTxnOffsetCommit(b *Broker, c *call, r kmsg.Request) {
+	req := r.(*kmsg.TxnOffsetCommitRequest)
+	respond := func(resp *kmsg.TxnOffsetCommitResponse) { c.reply(resp) }
+	if req.Group != "" {
+		if code := b.verifyTxnOffsetCommit(req); code != nil {
+			resp := req.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
+			for _, t := range req.Topics {
+				rt := kmsg.NewTxnOffsetCommitResponseTopic()
+				rt.Topic, rt.TopicID = t.Topic, t.TopicID
+				for _, p := range t.Partitions {
+					rp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
+					rp.Partition, rp.ErrorCode = p.Partition, code.Code
+					rt.Partitions = append(rt.Partitions, rp)
+				}
+				resp.Topics = append(resp.Topics, rt)
+			}
+			respond(resp)
+			return
+		}
+	}
+	b.Groups.TxnOffsetCommit(req, respond)
+}
+
+// verifyTxnOffsetCommit checks (v0-v4) or adds (v5+) the group's
+// __consumer_offsets partition with the transaction coordinator.
+func (b *Broker) verifyTxnOffsetCommit(req *kmsg.TxnOffsetCommitRequest) *kerr.Error {
+	addPartition := req.Version >= 5
+	if !addPartition && !b.Config().TransactionPartitionVerificationEnable {
+		return nil
+	}
+	if b.Txn == nil {
+		return kerr.CoordinatorNotAvailable
+	}
+	tp := txn.TopicPartition{Topic: controller.ConsumerOffsetsTopic, Partition: b.Groups.Partition(req.Group)}
+	var code *kerr.Error
+	if addPartition {
+		code = b.Txn.AddPartitions(req.TransactionalID, req.ProducerID, req.ProducerEpoch, []txn.TopicPartition{tp}, txn.TV2)
+	} else {
+		var results map[txn.TopicPartition]*kerr.Error
+		results, code = b.Txn.VerifyPartitions(req.TransactionalID, req.ProducerID, req.ProducerEpoch, []txn.TopicPartition{tp})
+		if code == nil {
+			code = results[tp]
+		}
+	}
+	switch {
+	case code == kerr.ProducerFenced:
+		return kerr.InvalidProducerEpoch
+	case code == kerr.TransactionAbortable && req.Version <= 3:
+		return kerr.InvalidTxnState
+	}
+	return code
+}

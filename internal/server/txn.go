@@ -1,0 +1,290 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-streaming/samsa/internal/controller"
+	"github.com/samsa-streaming/samsa/internal/group"
+	"github.com/samsa-streaming/samsa/internal/log"
+	"github.com/samsa-streaming/samsa/internal/metadata"
+	"github.com/samsa-streaming/samsa/internal/partition"
+	"github.com/samsa-streaming/samsa/internal/record"
+	"github.com/samsa-streaming/samsa/internal/txn"
+)
+
+// clusterTransactionVersion is the finalized transaction.version: KIP-890
+// transactions v2, which clients opt into (and older clients ignore).
+const clusterTransactionVersion = txn.TV2
+
+// setupTransactions creates the transaction coordinator and hands it to
+// the API handlers. Call it after the group coordinator exists.
+func (n *Node) setupTransactions(logger *slog.Logger) {
+	cfg := n.cfg
+	n.txn = txn.NewCoordinator(txn.Config{
+		NumPartitions: func() int32 {
+			if t := n.controller.Image().Topic(controller.TransactionStateTopic); t != nil {
+				return int32(len(t.Partitions))
+			}
+			return cfg.TransactionStateLogNumPartitions
+		},
+		PartitionFor:                group.PartitionFor,
+		MaxTimeoutMs:                cfg.TransactionMaxTimeoutMs,
+		TransactionVersion:          clusterTransactionVersion,
+		TransactionalIDExpirationMs: int64(cfg.TransactionalIDExpirationMs),
+		AbortTimedOutIntervalMs:     int64(cfg.TransactionAbortTimedOutTransactionCleanupIntervalMs),
+		RemoveExpiredIntervalMs:     int64(cfg.TransactionRemoveExpiredTransactionCleanupIntervalMs),
+		NewProducerID:               n.broker.NextProducerID,
+		Logger:                      logger,
+	}, txnStateStorage{n.partitions}, &localMarkerSender{nodeID: cfg.NodeID, broker: n.broker, controller: n.controller})
+	n.broker.Txn = n.txn
+	n.txnElections = &txnElections{nodeID: cfg.NodeID, txn: n.txn}
+}
+
+// startTransactionTimers runs the coordinator's timers and the producer-id
+// expiration check (producer.id.expiration.check.interval.ms).
+func (n *Node) startTransactionTimers(ctx context.Context) {
+	n.txn.Start()
+	interval := time.Duration(n.cfg.ProducerIDExpirationCheckIntervalMs) * time.Millisecond
+	go func() {
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case now := <-t.C:
+				if expired := n.partitions.ExpireProducers(now.UnixMilli(), int64(n.broker.Config().ProducerIDExpirationMs)); expired > 0 {
+					n.logger.Debug("expired idle producer ids", "count", expired)
+				}
+			}
+		}
+	}()
+}
+
+// stopTransactions stops the transaction coordinator; call it once no
+// request can arrive and before the logs close.
+func (n *Node) stopTransactions() {
+	if n.txn != nil {
+		n.txn.Close()
+	}
+}
+
+// txnStateStorage is the transaction coordinator's view of
+// __transaction_state: appends go through the partition like the group
+// coordinator's, with the coordinator's origin.
+type txnStateStorage struct {
+	partitions *partition.Manager
+}
+
+func (s txnStateStorage) partition(p int32) (*partition.Partition, error) {
+	part := s.partitions.Get(controller.TransactionStateTopic, p)
+	if part == nil {
+		return nil, kerr.NotLeaderForPartition
+	}
+	return part, nil
+}
+
+// Append implements txn.Storage.
+func (s txnStateStorage) Append(p int32, key, value []byte) error {
+	part, err := s.partition(p)
+	if err != nil {
+		return err
+	}
+	batch, err := buildBatch([]record.Record{{Key: key, Value: value}})
+	if err != nil {
+		return err
+	}
+	return appendInternal(part, batch)
+}
+
+// Load implements txn.Storage.
+func (s txnStateStorage) Load(p int32, fn func(key, value []byte) error) error {
+	part, err := s.partition(p)
+	if err != nil {
+		return err
+	}
+	return replayLog(part.Log, part.HighWatermark(), func(_ int64, r record.Record) error {
+		return fn(r.Key, r.Value)
+	})
+}
+
+// appendInternal appends a batch the broker built itself.
+func appendInternal(part *partition.Partition, batch []byte) error {
+	h, err := record.ParseHeader(batch)
+	if err != nil {
+		return err
+	}
+	_, kafkaErr, err := part.AppendWith(batch, h, partition.AppendOptions{LogAppendTime: -1, Origin: partition.OriginCoordinator})
+	if kafkaErr != nil {
+		if err != nil {
+			return fmt.Errorf("%w: %v", kafkaErr, err)
+		}
+		return kafkaErr
+	}
+	return nil
+}
+
+// localMarkerSender delivers the coordinator's WriteTxnMarkers to this
+// node's own handler; partitions led by another broker get
+// NOT_LEADER_OR_FOLLOWER until brokers talk to each other.
+type localMarkerSender struct {
+	nodeID int32
+	broker interface {
+		WriteTxnMarkers(*kmsg.WriteTxnMarkersRequest) *kmsg.WriteTxnMarkersResponse
+	}
+	controller *controller.Controller
+}
+
+var errRemoteMarkers = errors.New("server: writing transaction markers on another broker is not supported yet")
+
+// Leader implements txn.MarkerSender.
+func (s *localMarkerSender) Leader(tp txn.TopicPartition) (int32, bool) {
+	t := s.controller.Image().Topic(tp.Topic)
+	if t == nil || tp.Partition < 0 || int(tp.Partition) >= len(t.Partitions) || t.Partitions[tp.Partition] == nil {
+		return -1, false
+	}
+	return t.Partitions[tp.Partition].Leader, true
+}
+
+// Send implements txn.MarkerSender.
+func (s *localMarkerSender) Send(broker int32, req *kmsg.WriteTxnMarkersRequest, done func(*kmsg.WriteTxnMarkersResponse, error)) {
+	if broker != s.nodeID {
+		done(nil, errRemoteMarkers)
+		return
+	}
+	done(s.broker.WriteTxnMarkers(req), nil)
+}
+
+// txnElections tells the transaction coordinator which __transaction_state
+// partitions this node leads, and at which leader epoch (the coordinator
+// epoch), as the metadata image changes.
+type txnElections struct {
+	nodeID int32
+	txn    *txn.Coordinator
+
+	mu  sync.Mutex
+	led map[int32]int32 // partition -> leader epoch
+}
+
+func (e *txnElections) apply(img *metadata.Image) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	now := map[int32]int32{}
+	if t := img.Topic(controller.TransactionStateTopic); t != nil {
+		for _, p := range t.Partitions {
+			if p != nil && p.Leader == e.nodeID {
+				now[p.Partition] = p.LeaderEpoch
+			}
+		}
+	}
+	for p := range e.led {
+		if _, ok := now[p]; !ok {
+			e.txn.OnResigned(p)
+		}
+	}
+	for p, epoch := range now {
+		if old, ok := e.led[p]; !ok || old != epoch {
+			e.txn.OnElected(p, epoch)
+		}
+	}
+	e.led = now
+}
+
+// txnOffsetsStorage adds to offsetsStorage what transactional offset
+// commits need: transactional appends, and loading by batch so that
+// transactions are told apart.
+type txnOffsetsStorage struct {
+	offsetsStorage
+}
+
+// AppendTxn implements group.TxnStorage.
+func (s txnOffsetsStorage) AppendTxn(p int32, producerID int64, epoch int16, kvs []group.KV) (int64, error) {
+	part, err := s.partition(p)
+	if err != nil {
+		return 0, err
+	}
+	recs := make([]record.Record, len(kvs))
+	for i, kv := range kvs {
+		recs[i] = record.Record{Key: kv.Key, Value: kv.Value}
+	}
+	opts := record.DefaultBuildOptions()
+	opts.BaseTimestamp = time.Now().UnixMilli()
+	opts.ProducerID, opts.ProducerEpoch, opts.Transactional = producerID, epoch, true
+	batch, err := record.Build(opts, recs)
+	if err != nil {
+		return 0, err
+	}
+	if err := appendInternal(part, batch); err != nil {
+		return 0, err
+	}
+	return part.Log.LogEndOffset() - 1, nil
+}
+
+// LoadBatches implements group.TxnStorage.
+func (s txnOffsetsStorage) LoadBatches(p int32, fn func(b group.LoadedBatch) error) error {
+	part, err := s.partition(p)
+	if err != nil {
+		return err
+	}
+	return replayBatches(part.Log, part.HighWatermark(), func(h record.Header, batch []byte) error {
+		b := group.LoadedBatch{ProducerID: h.ProducerID, Transactional: h.IsTransactional(), Control: h.IsControl()}
+		recs, err := record.ReadRecords(batch, maxInternalReadBytes)
+		if err != nil {
+			return err
+		}
+		if b.Control {
+			if len(recs) == 0 {
+				return nil
+			}
+			typ, err := record.ParseControlRecordType(recs[0].Key)
+			if err != nil {
+				return err
+			}
+			if typ != record.ControlCommit && typ != record.ControlAbort {
+				return nil
+			}
+			b.Commit = typ == record.ControlCommit
+			return fn(b)
+		}
+		for _, r := range recs {
+			b.Records = append(b.Records, group.KV{Key: r.Key, Value: r.Value})
+		}
+		return fn(b)
+	})
+}
+
+// replayBatches calls fn with every batch of l below end, from the log
+// start, in offset order (control batches included).
+func replayBatches(l *log.Log, end int64, fn func(h record.Header, batch []byte) error) error {
+	offset := l.LogStartOffset()
+	for offset < end {
+		data, _, err := l.ReadBytes(offset, maxInternalReadBytes, end, true)
+		if err != nil {
+			return err
+		}
+		if len(data) == 0 {
+			return fmt.Errorf("replay %s: no progress at offset %d", l.Dir(), offset)
+		}
+		for len(data) > 0 {
+			h, err := record.Verify(data)
+			if err != nil {
+				return fmt.Errorf("replay %s at offset %d: %w", l.Dir(), offset, err)
+			}
+			batch := data[:h.Size()]
+			data = data[h.Size():]
+			offset = h.LastOffset() + 1
+			if err := fn(h, batch); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
