@@ -28,6 +28,7 @@ package api
 
 import (
 	"errors"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -99,8 +100,14 @@ type fetchOp struct {
 
 	done    atomic.Bool
 	pending atomic.Int64
-	timer   *time.Timer
-	unwatch []func()
+
+	// parking guards the timer and watches, which park sets up while a
+	// trigger, the timer or a shutdown may already be completing the op.
+	parking struct {
+		sync.Mutex
+		timer   *time.Timer
+		unwatch []func()
+	}
 }
 
 // read reads every target once.
@@ -206,18 +213,20 @@ func checkLeaderEpoch(p *partition.Partition, requested int32) int16 {
 // park waits for data or the deadline. A broker that is shutting down does
 // not park: it answers at once with what there is.
 func (op *fetchOp) park() {
+	op.parking.Lock()
 	op.b.parked.Store(op, struct{}{})
 	op.b.Metrics.FetchParkedAdd(1)
+	for _, t := range op.targets {
+		if p := op.b.Partitions.Get(t.topic, t.partition); p != nil {
+			op.parking.unwatch = append(op.parking.unwatch, p.Watch(op.trigger))
+		}
+	}
+	op.parking.timer = time.AfterFunc(time.Duration(op.req.MaxWaitMillis)*time.Millisecond, op.expire)
+	op.parking.Unlock()
 	if op.b.closing.Load() {
 		op.expire()
 		return
 	}
-	for _, t := range op.targets {
-		if p := op.b.Partitions.Get(t.topic, t.partition); p != nil {
-			op.unwatch = append(op.unwatch, p.Watch(op.trigger))
-		}
-	}
-	op.timer = time.AfterFunc(time.Duration(op.req.MaxWaitMillis)*time.Millisecond, op.expire)
 	// Data may have arrived between the first read and the watch.
 	op.trigger()
 }
@@ -259,12 +268,14 @@ func (op *fetchOp) complete(results []fetchPartitionResult) {
 	if !op.done.CompareAndSwap(false, true) {
 		return
 	}
-	if op.timer != nil {
-		op.timer.Stop()
+	op.parking.Lock()
+	if op.parking.timer != nil {
+		op.parking.timer.Stop()
 	}
-	for _, u := range op.unwatch {
+	for _, u := range op.parking.unwatch {
 		u()
 	}
+	op.parking.Unlock()
 	if _, parked := op.b.parked.LoadAndDelete(op); parked {
 		op.b.Metrics.FetchParkedAdd(-1)
 	}
