@@ -533,6 +533,7 @@ func kcatTransactions(ctx context.Context, e *env) error {
 	}
 	// kcat aborts on a termination signal once its input read returns.
 	b.cmd.Process.Signal(syscall.SIGINT)
+	time.Sleep(100 * time.Millisecond)
 	b.stdin.Close()
 	if err := b.wait(30 * time.Second); err != nil {
 		return fmt.Errorf("abort: %w", err)

@@ -32,7 +32,7 @@ func handleMetadata(b *Broker, c *call, r kmsg.Request) {
 	img := b.Image()
 	resp := kmsg.NewPtrMetadataResponse()
 	resp.ClusterID = strptr(img.ClusterID)
-	resp.ControllerID = b.NodeID
+	resp.ControllerID = b.activeControllerID()
 	resp.Brokers = brokerList(img, c.req.Conn.Listener)
 
 	allTopics := req.Topics == nil || (c.version == 0 && len(req.Topics) == 0)
@@ -84,7 +84,7 @@ func handleMetadata(b *Broker, c *call, r kmsg.Request) {
 		resp.Topics = append(resp.Topics, mt)
 	}
 	if len(toCreate) > 0 {
-		results := b.Controller.CreateTopics(toCreate, false)
+		results := b.createTopics(toCreate)
 		img = b.Image()
 		for i, res := range results {
 			at := createIndex[i]

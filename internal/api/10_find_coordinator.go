@@ -133,7 +133,7 @@ func (b *Broker) internalTopic(name string, partitions int32, factor int16, conf
 	if factor <= 0 {
 		return nil, kerr.CoordinatorNotAvailable.Code
 	}
-	res := b.Controller.CreateTopics([]controller.CreateTopic{{Name: name, NumPartitions: partitions, ReplicationFactor: factor, Configs: configs}}, false)
+	res := b.createTopics([]controller.CreateTopic{{Name: name, NumPartitions: partitions, ReplicationFactor: factor, Configs: configs}})
 	if res[0].ErrorCode != 0 && res[0].ErrorCode != kerr.TopicAlreadyExists.Code {
 		b.Logger.Error("create internal topic", "topic", name, "error", res[0].ErrorMessage)
 		return nil, kerr.CoordinatorNotAvailable.Code

@@ -29,6 +29,9 @@ func init() { register(19, 2, 7, handleCreateTopics) }
 
 func handleCreateTopics(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.CreateTopicsRequest)
+	if b.forwarded(c, req) {
+		return
+	}
 	creates := make([]controller.CreateTopic, len(req.Topics))
 	for i, rt := range req.Topics {
 		ct := controller.CreateTopic{Name: rt.Topic, NumPartitions: rt.NumPartitions, ReplicationFactor: rt.ReplicationFactor, Configs: map[string]*string{}}

@@ -21,6 +21,9 @@ func init() { register(20, 1, 6, handleDeleteTopics) }
 
 func handleDeleteTopics(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.DeleteTopicsRequest)
+	if b.forwarded(c, req) {
+		return
+	}
 	img := b.Image()
 	type named struct {
 		name *string

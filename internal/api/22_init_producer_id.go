@@ -46,7 +46,7 @@ func (b *Broker) NextProducerID() (int64, error) {
 	blk.mu.Lock()
 	defer blk.mu.Unlock()
 	if blk.next >= blk.end {
-		first, size, err := b.Controller.AllocateProducerIDs(b.NodeID)
+		first, size, err := b.allocateProducerIDs()
 		if err != nil {
 			return -1, err
 		}

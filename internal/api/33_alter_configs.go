@@ -23,6 +23,9 @@ func init() { register(33, 0, 2, handleAlterConfigs) }
 
 func handleAlterConfigs(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.AlterConfigsRequest)
+	if b.forwarded(c, req) {
+		return
+	}
 	resp := kmsg.NewPtrAlterConfigsResponse()
 	for _, rr := range req.Resources {
 		code, msg := b.alterConfigs(rr.ResourceType, rr.ResourceName, req.ValidateOnly, func(map[string]string) (map[string]string, error) {

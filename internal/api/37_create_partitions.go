@@ -17,6 +17,9 @@ func init() { register(37, 0, 3, handleCreatePartitions) }
 
 func handleCreatePartitions(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.CreatePartitionsRequest)
+	if b.forwarded(c, req) {
+		return
+	}
 	resp := kmsg.NewPtrCreatePartitionsResponse()
 	seen := map[string]int{}
 	for _, t := range req.Topics {

@@ -21,6 +21,9 @@ func init() { register(44, 0, 1, handleIncrementalAlterConfigs) }
 
 func handleIncrementalAlterConfigs(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.IncrementalAlterConfigsRequest)
+	if b.forwarded(c, req) {
+		return
+	}
 	resp := kmsg.NewPtrIncrementalAlterConfigsResponse()
 	for _, rr := range req.Resources {
 		ops := make([]config.AlterOp, len(rr.Configs))

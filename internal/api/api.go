@@ -5,6 +5,11 @@
 //
 // Protocol errors are Kafka error codes in the response, as Kafka returns
 // them; a Go error or a malformed request closes the connection.
+//
+// Requests that change metadata (CreateTopics, DeleteTopics,
+// CreatePartitions, AlterConfigs, IncrementalAlterConfigs) are decided by the
+// active controller, the metadata quorum's leader: any other node forwards
+// them there and relays the answer (forward.go).
 package api
 
 import (
@@ -25,6 +30,7 @@ import (
 	"github.com/samsa-streaming/samsa/internal/metrics"
 	"github.com/samsa-streaming/samsa/internal/network"
 	"github.com/samsa-streaming/samsa/internal/partition"
+	"github.com/samsa-streaming/samsa/internal/quorum"
 	"github.com/samsa-streaming/samsa/internal/txn"
 )
 
@@ -36,6 +42,11 @@ type Broker struct {
 	StaticConfig *config.Broker
 	Controller   *controller.Controller
 	Partitions   *partition.Manager
+	// Quorum is the metadata quorum this node is a voter of.
+	Quorum *quorum.Quorum
+	// ForwardToController sends a request to the active controller (the
+	// quorum leader) and returns its answer.
+	ForwardToController func(ctx context.Context, req kmsg.Request) (kmsg.Response, error)
 	// Groups is the group coordinator.
 	Groups *group.Coordinator
 	// Txn is the transaction coordinator.

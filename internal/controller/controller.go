@@ -20,11 +20,17 @@ import (
 
 // Journal is the durable, ordered metadata log.
 type Journal interface {
-	// Append durably appends the encoded records, in order, and returns the
-	// offset of the first.
-	Append(values [][]byte) (firstOffset int64, err error)
-	// Replay calls fn for every record in the journal, in order.
-	Replay(fn func(offset int64, value []byte) error) error
+	// Append durably commits the encoded records as one entry and returns
+	// its offset. A replicated journal may already have applied the entry
+	// through ApplyCommitted when Append returns; a journal that cannot
+	// accept writes here (not the quorum leader) returns an error wrapping
+	// ErrNotActive.
+	Append(values [][]byte) (offset int64, err error)
+	// CatchUp returns once this node has applied every entry committed
+	// before it could write: a new quorum leader commits a NoOpRecord and
+	// waits for it. It returns an error wrapping ErrNotActive on a node
+	// that cannot write.
+	CatchUp() error
 }
 
 // Config holds the broker settings that shape metadata decisions.
@@ -42,6 +48,14 @@ type Config struct {
 
 // ErrJournal marks a failure to write the metadata journal.
 var ErrJournal = errors.New("controller: metadata journal")
+
+// ErrClusterMismatch refuses a broker registration from another cluster
+// (INCONSISTENT_CLUSTER_ID upstream).
+var ErrClusterMismatch = errors.New("controller: cluster id mismatch")
+
+// ErrNotActive means this controller is not the active one (not the quorum
+// leader): NOT_CONTROLLER upstream.
+var ErrNotActive = errors.New("controller: not the active controller")
 
 // Controller serialises metadata changes. Reads go through Image, lock-free.
 //
@@ -66,8 +80,9 @@ type Controller struct {
 	}
 }
 
-// New replays the journal into an image and returns the controller.
-func New(cfg Config, journal Journal) (*Controller, error) {
+// New returns a controller with an empty image; the journal's committed
+// entries reach it through ApplyCommitted and Restore.
+func New(cfg Config, journal Journal) *Controller {
 	if cfg.ProducerIDBlockSize <= 0 {
 		cfg.ProducerIDBlockSize = 1000
 	}
@@ -76,13 +91,7 @@ func New(cfg Config, journal Journal) (*Controller, error) {
 	}
 	c := &Controller{cfg: cfg, journal: journal}
 	c.image.Store(metadata.EmptyImage())
-	err := journal.Replay(func(offset int64, value []byte) error {
-		return c.ApplyCommitted(offset, [][]byte{value})
-	})
-	if err != nil {
-		return nil, err
-	}
-	return c, nil
+	return c
 }
 
 // Image returns the current metadata image.
@@ -97,8 +106,19 @@ func (c *Controller) OnChange(fn func(old, new *metadata.Image)) {
 	c.applyMu.listeners = append(c.applyMu.listeners, fn)
 }
 
-// ApplyCommitted decodes and applies committed records that start at
-// offset. Records at or below the image's offset are skipped.
+// Subscribe registers fn like OnChange and calls it once at once with an
+// empty old image and the current one, atomically with the registration, so
+// fn sees every state exactly in order.
+func (c *Controller) Subscribe(fn func(old, new *metadata.Image)) {
+	c.applyMu.Lock()
+	defer c.applyMu.Unlock()
+	c.applyMu.listeners = append(c.applyMu.listeners, fn)
+	fn(metadata.EmptyImage(), c.image.Load())
+}
+
+// ApplyCommitted decodes and applies the records of the committed entry at
+// offset. An entry at or below the image's offset was applied already and is
+// skipped.
 func (c *Controller) ApplyCommitted(offset int64, values [][]byte) error {
 	recs := make([]metadata.Record, len(values))
 	for i, v := range values {
@@ -112,23 +132,43 @@ func (c *Controller) ApplyCommitted(offset int64, values [][]byte) error {
 	return nil
 }
 
-// apply applies recs, which start at offset first, skipping those already
-// applied, and tells the listeners.
-func (c *Controller) apply(first int64, recs []metadata.Record) {
+// apply applies the records of the entry at offset unless it was applied
+// already, and tells the listeners.
+func (c *Controller) apply(offset int64, recs []metadata.Record) {
 	c.applyMu.Lock()
 	defer c.applyMu.Unlock()
 	old := c.image.Load()
-	if skip := old.Offset - first + 1; skip > 0 {
-		if skip >= int64(len(recs)) {
-			return
-		}
-		recs, first = recs[skip:], first+skip
+	if offset <= old.Offset {
+		return
 	}
-	next := old.Apply(first, recs)
+	c.publishLocked(old, old.Apply(offset, recs))
+}
+
+func (c *Controller) publishLocked(old, next *metadata.Image) {
 	c.image.Store(next)
 	for _, fn := range c.applyMu.listeners {
 		fn(old, next)
 	}
+}
+
+// Snapshot encodes the current image for a metadata snapshot and returns
+// the offset it covers.
+func (c *Controller) Snapshot() ([]byte, int64, error) {
+	img := c.image.Load()
+	b, err := metadata.EncodeSnapshot(img)
+	return b, img.Offset, err
+}
+
+// Restore replaces the image with a snapshot taken at offset.
+func (c *Controller) Restore(snapshot []byte, offset int64) error {
+	next, err := metadata.DecodeSnapshot(snapshot, offset)
+	if err != nil {
+		return err
+	}
+	c.applyMu.Lock()
+	defer c.applyMu.Unlock()
+	c.publishLocked(c.image.Load(), next)
+	return nil
 }
 
 // commitLocked appends recs to the journal and applies them.
@@ -144,28 +184,44 @@ func (c *Controller) commitLocked(recs []metadata.Record) error {
 		}
 		values[i] = v
 	}
-	first, err := c.journal.Append(values)
+	offset, err := c.journal.Append(values)
 	if err != nil {
+		if errors.Is(err, ErrNotActive) {
+			return err
+		}
 		return fmt.Errorf("%w: %v", ErrJournal, err)
 	}
-	c.apply(first, recs)
+	c.apply(offset, recs)
 	return nil
 }
 
 // Bootstrap writes the cluster id if the log is new and registers this node
 // with its endpoints if they changed.
 func (c *Controller) Bootstrap(clusterID string, self metadata.RegisterBrokerRecord) error {
+	return c.RegisterBroker(clusterID, self)
+}
+
+// RegisterBroker registers (or re-registers) a broker, writing the cluster
+// id first if the log is new. A broker of another cluster is refused with
+// ErrClusterMismatch.
+func (c *Controller) RegisterBroker(clusterID string, reg metadata.RegisterBrokerRecord) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if err := c.journal.CatchUp(); err != nil {
+		return err
+	}
 	img := c.image.Load()
 	var recs []metadata.Record
-	if img.ClusterID == "" {
+	switch {
+	case img.ClusterID == "":
 		recs = append(recs, &metadata.ClusterRecord{ClusterID: clusterID})
+	case clusterID != "" && clusterID != img.ClusterID:
+		return fmt.Errorf("%w: broker %d has cluster id %q, the cluster is %q", ErrClusterMismatch, reg.BrokerID, clusterID, img.ClusterID)
 	}
-	if b := img.Broker(self.BrokerID); b == nil || !sameEndpoints(b.Endpoints, self.Endpoints) || b.Fenced != self.Fenced {
-		reg := self
-		recs = append(recs, &reg)
-	}
+	// The registration is always written, even unchanged, so that its
+	// offset is a barrier: a broker that has applied it has applied
+	// everything committed before it.
+	recs = append(recs, &reg)
 	return c.commitLocked(recs)
 }
 
@@ -186,6 +242,9 @@ func sameEndpoints(a, b []metadata.Endpoint) bool {
 func (c *Controller) AllocateProducerIDs(broker int32) (first, size int64, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if err := c.journal.CatchUp(); err != nil {
+		return 0, 0, err
+	}
 	first = c.image.Load().NextProducerID
 	size = c.cfg.ProducerIDBlockSize
 	err = c.commitLocked([]metadata.Record{&metadata.ProducerIDsRecord{BrokerID: broker, NextProducerID: first + size}})

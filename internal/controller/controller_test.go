@@ -3,6 +3,7 @@ package controller
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -10,36 +11,36 @@ import (
 	"github.com/samsa-streaming/samsa/internal/metadata"
 )
 
-// memJournal is an in-memory journal for testing the controller's decisions.
+// memJournal is an in-memory journal for testing the controller's decisions:
+// entry i holds entries[i].
 type memJournal struct {
-	values [][]byte
-	fail   bool
+	entries [][][]byte
+	fail    error
 }
 
 func (j *memJournal) Append(values [][]byte) (int64, error) {
-	if j.fail {
-		return 0, errors.New("disk full")
+	if j.fail != nil {
+		return 0, j.fail
 	}
-	first := int64(len(j.values))
-	j.values = append(j.values, values...)
-	return first, nil
+	j.entries = append(j.entries, values)
+	return int64(len(j.entries) - 1), nil
 }
 
-func (j *memJournal) Replay(fn func(int64, []byte) error) error {
-	for i, v := range j.values {
-		if err := fn(int64(i), v); err != nil {
-			return err
+func (j *memJournal) CatchUp() error { return j.fail }
+
+// replay applies every entry to c, as a replicated journal does at start.
+func (j *memJournal) replay(t *testing.T, c *Controller) {
+	t.Helper()
+	for i, values := range j.entries {
+		if err := c.ApplyCommitted(int64(i), values); err != nil {
+			t.Fatal(err)
 		}
 	}
-	return nil
 }
 
 func newTestController(t *testing.T, j *memJournal, brokers int) *Controller {
 	t.Helper()
-	c, err := New(Config{NodeID: 1, DefaultNumPartitions: 3, DefaultReplicationFactor: 1, DeleteTopicEnable: true}, j)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := New(Config{NodeID: 1, DefaultNumPartitions: 3, DefaultReplicationFactor: 1, DeleteTopicEnable: true}, j)
 	for id := 1; id <= brokers; id++ {
 		if err := c.Bootstrap("cluster", metadata.RegisterBrokerRecord{BrokerID: int32(id), Endpoints: []metadata.Endpoint{{Name: "PLAINTEXT", Host: "h", Port: int32(9000 + id)}}}); err != nil {
 			t.Fatal(err)
@@ -106,11 +107,21 @@ func TestReplayRestoresImage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := New(Config{NodeID: 1}, j)
+	again := New(Config{NodeID: 1}, j)
+	j.replay(t, again)
+	img := again.Image()
+	// A snapshot restores the same image.
+	snap, offset, err := again.Snapshot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	img := again.Image()
+	restored := New(Config{NodeID: 1}, j)
+	if err := restored.Restore(snap, offset); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(restored.Image().Records(), img.Records()) {
+		t.Fatal("snapshot restore differs from replay")
+	}
 	if img.Topic("x") == nil || len(img.Topic("x").Partitions) != 2 {
 		t.Fatal("topic lost on replay")
 	}
@@ -126,10 +137,15 @@ func TestReplayRestoresImage(t *testing.T) {
 func TestJournalFailureLeavesImageUnchanged(t *testing.T) {
 	j := &memJournal{}
 	c := newTestController(t, j, 1)
-	j.fail = true
+	j.fail = errors.New("disk full")
 	res := c.CreateTopics([]CreateTopic{{Name: "y", NumPartitions: 1, ReplicationFactor: 1}}, false)
 	if res[0].ErrorCode != kerr.UnknownServerError.Code {
 		t.Fatalf("got %v", kerr.ErrorForCode(res[0].ErrorCode))
+	}
+	j.fail = fmt.Errorf("follower: %w", ErrNotActive)
+	res = c.CreateTopics([]CreateTopic{{Name: "y", NumPartitions: 1, ReplicationFactor: 1}}, false)
+	if res[0].ErrorCode != kerr.NotController.Code {
+		t.Fatalf("not leader: got %v", kerr.ErrorForCode(res[0].ErrorCode))
 	}
 	if c.Image().Topic("y") != nil {
 		t.Fatal("topic visible though the journal write failed")
@@ -177,18 +193,16 @@ func TestApplyCommittedIsIdempotentByOffset(t *testing.T) {
 	changes := 0
 	c.OnChange(func(old, next *metadata.Image) { changes++ })
 	before := c.Image()
-	// A replication layer delivering records the controller already applied
-	// changes nothing.
-	if err := c.ApplyCommitted(0, j.values); err != nil {
-		t.Fatal(err)
-	}
+	// A replicated journal delivering entries the controller already
+	// applied changes nothing.
+	j.replay(t, c)
 	if c.Image() != before || changes != 0 {
-		t.Fatal("re-applying committed records changed the image")
+		t.Fatal("re-applying committed entries changed the image")
 	}
-	// New records from another controller apply once, even if delivered twice.
+	// A new entry from another controller applies once, even if delivered twice.
 	v := "1"
 	value, _ := metadata.Encode(nil, &metadata.ConfigRecord{ResourceType: metadata.ResourceTopic, ResourceName: "once", Name: "retention.ms", Value: &v})
-	next := int64(len(j.values))
+	next := int64(len(j.entries))
 	for range 2 {
 		if err := c.ApplyCommitted(next, [][]byte{value}); err != nil {
 			t.Fatal(err)

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -77,6 +78,12 @@ func (c *Controller) CreateTopics(topics []CreateTopic, validateOnly bool) []Top
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	results := make([]TopicResult, len(topics))
+	if err := c.journal.CatchUp(); err != nil {
+		for i, t := range topics {
+			results[i] = fail(t.Name, commitError(err), "%v", err)
+		}
+		return results
+	}
 	seen := map[string]int{}
 	for _, t := range topics {
 		seen[t.Name]++
@@ -99,7 +106,7 @@ func (c *Controller) CreateTopics(topics []CreateTopic, validateOnly bool) []Top
 	if err := c.commitLocked(recs); err != nil {
 		for i := range results {
 			if results[i].ErrorCode == 0 {
-				results[i] = fail(results[i].Name, kerr.UnknownServerError, "%v", err)
+				results[i] = fail(results[i].Name, commitError(err), "%v", err)
 			}
 		}
 	}
@@ -230,8 +237,14 @@ func validateAssignments(img *metadata.Image, assignments [][]int32) error {
 func (c *Controller) DeleteTopics(ids []metadata.UUID) []TopicResult {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	img := c.image.Load()
 	results := make([]TopicResult, len(ids))
+	if err := c.journal.CatchUp(); err != nil {
+		for i, id := range ids {
+			results[i] = TopicResult{TopicID: id, ErrorCode: commitError(err).Code, ErrorMessage: err.Error()}
+		}
+		return results
+	}
+	img := c.image.Load()
 	var recs []metadata.Record
 	for i, id := range ids {
 		t := img.TopicByID(id)
@@ -248,7 +261,7 @@ func (c *Controller) DeleteTopics(ids []metadata.UUID) []TopicResult {
 	if err := c.commitLocked(recs); err != nil {
 		for i := range results {
 			if results[i].ErrorCode == 0 {
-				results[i] = fail(results[i].Name, kerr.UnknownServerError, "%v", err)
+				results[i] = fail(results[i].Name, commitError(err), "%v", err)
 			}
 		}
 	}
@@ -259,6 +272,9 @@ func (c *Controller) DeleteTopics(ids []metadata.UUID) []TopicResult {
 func (c *Controller) CreatePartitions(name string, count int32, assignments [][]int32, validateOnly bool) TopicResult {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if err := c.journal.CatchUp(); err != nil {
+		return fail(name, commitError(err), "%v", err)
+	}
 	img := c.image.Load()
 	t := img.Topic(name)
 	if t == nil {
@@ -298,7 +314,7 @@ func (c *Controller) CreatePartitions(name string, count int32, assignments [][]
 		})
 	}
 	if err := c.commitLocked(recs); err != nil {
-		return fail(name, kerr.UnknownServerError, "%v", err)
+		return fail(name, commitError(err), "%v", err)
 	}
 	return TopicResult{Name: name, TopicID: t.ID}
 }
@@ -308,6 +324,9 @@ func (c *Controller) CreatePartitions(name string, count int32, assignments [][]
 func (c *Controller) SetConfigs(resourceType int8, name string, want map[string]string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if err := c.journal.CatchUp(); err != nil {
+		return err
+	}
 	current := c.image.Load().Configs(resourceType, name)
 	var recs []metadata.Record
 	for k := range current {
@@ -322,4 +341,12 @@ func (c *Controller) SetConfigs(resourceType int8, name string, want map[string]
 		}
 	}
 	return c.commitLocked(recs)
+}
+
+// commitError is the Kafka error for a failed metadata write.
+func commitError(err error) *kerr.Error {
+	if errors.Is(err, ErrNotActive) {
+		return kerr.NotController
+	}
+	return kerr.UnknownServerError
 }

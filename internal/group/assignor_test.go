@@ -181,3 +181,23 @@ func TestAssignorsScale(t *testing.T) {
 		checkComplete(t, spec, got)
 	}
 }
+
+// BenchmarkUniformAssignor assigns 1000 partitions over 100 members from
+// scratch, the worst case of a group's first assignment.
+func BenchmarkUniformAssignor(b *testing.B) {
+	topics := map[[16]byte]int32{}
+	var ids [][16]byte
+	for i := range 10 {
+		id := [16]byte{byte(i), 2}
+		topics[id] = 100
+		ids = append(ids, id)
+	}
+	var members []assignmentMember
+	for i := range 100 {
+		members = append(members, subscribedTo(fmt.Sprintf("m%03d", i), nil, ids...))
+	}
+	spec := specOf(topics, members...)
+	for b.Loop() {
+		uniformAssignor{}.assign(spec)
+	}
+}

@@ -16,8 +16,8 @@ const (
 	groupTypeConsumer = "consumer"
 )
 
-// group is what the shard needs of every group type. The classic group is
-// the only one so far; a KIP-848 consumer group will implement it beside.
+// group is what the shard needs of every group type: the classic group and
+// the KIP-848 consumer group (consumer_group.go).
 type group interface {
 	groupID() string
 	groupType() string

@@ -3,6 +3,7 @@ package group
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -49,6 +50,9 @@ type consumerGroup struct {
 	// pendingWrites counts the appends of this group's records not yet
 	// done (see writeConsumerRecords).
 	pendingWrites int
+	// topicCounts caches the members' subscribed topic counts (derived,
+	// nil when stale), so that a heartbeat costs O(topics), not O(members).
+	topicCounts map[string]int
 }
 
 // partitionKey is one partition of a topic named by ID.
@@ -181,6 +185,22 @@ func (g *consumerGroup) offsetExpiryBase() (func(offsetValue) int64, bool) {
 // removed.
 type memberChanges map[string]*consumerMember
 
+// eachMemberUnordered calls fn for every member, in no particular order,
+// as if changes were applied: cheaper than eachMember where order does not
+// matter, as in the counts a heartbeat takes of every member.
+func (g *consumerGroup) eachMemberUnordered(changes memberChanges, fn func(*consumerMember)) {
+	for id, m := range g.members {
+		if _, changed := changes[id]; !changed {
+			fn(m)
+		}
+	}
+	for _, m := range changes {
+		if m != nil {
+			fn(m)
+		}
+	}
+}
+
 // eachMember calls fn for every member, in member id order, as if changes
 // were applied.
 func (g *consumerGroup) eachMember(changes memberChanges, fn func(*consumerMember)) {
@@ -206,23 +226,46 @@ func (g *consumerGroup) eachMember(changes memberChanges, fn func(*consumerMembe
 }
 
 // subscribedTopicCounts counts, per topic name, the members subscribed to
-// it by name or through a regular expression resolved in regexes (the
-// group's own when nil), as if changes were applied.
+// it by name or through a regular expression resolved in regexes, as if
+// changes were applied. With regexes nil, the group's own resolved regexes
+// count and the cached counts of the group are adjusted for changes.
 func (g *consumerGroup) subscribedTopicCounts(changes memberChanges, regexes map[string]resolvedRegex) map[string]int {
-	if regexes == nil {
-		regexes = g.resolvedRegexes
-	}
-	counts := make(map[string]int)
-	g.eachMember(changes, func(m *consumerMember) {
+	var counts map[string]int
+	add := func(m *consumerMember, delta int) {
 		for _, t := range m.subscribedTopicNames {
-			counts[t]++
+			counts[t] += delta
 		}
 		if m.subscribedTopicRegex != "" {
 			for _, t := range regexes[m.subscribedTopicRegex].topics {
-				counts[t]++
+				counts[t] += delta
 			}
 		}
-	})
+	}
+	if regexes != nil {
+		counts = make(map[string]int)
+		g.eachMemberUnordered(changes, func(m *consumerMember) { add(m, 1) })
+		return counts
+	}
+	regexes = g.resolvedRegexes
+	if g.topicCounts == nil {
+		counts = make(map[string]int)
+		g.eachMemberUnordered(nil, func(m *consumerMember) { add(m, 1) })
+		g.topicCounts = counts
+	}
+	counts = maps.Clone(g.topicCounts)
+	for id, m := range changes {
+		if old := g.members[id]; old != nil {
+			add(old, -1)
+		}
+		if m != nil {
+			add(m, 1)
+		}
+	}
+	for t, n := range counts {
+		if n <= 0 {
+			delete(counts, t)
+		}
+	}
 	return counts
 }
 
@@ -269,7 +312,7 @@ func (g *consumerGroup) partitionEpoch(topic [16]byte, partition int32) int32 {
 // first by name) as if changes were applied, or "" if none chose one.
 func (g *consumerGroup) preferredAssignor(changes memberChanges) string {
 	counts := make(map[string]int)
-	g.eachMember(changes, func(m *consumerMember) {
+	g.eachMemberUnordered(changes, func(m *consumerMember) {
 		if m.serverAssignor != nil {
 			counts[*m.serverAssignor]++
 		}

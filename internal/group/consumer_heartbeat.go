@@ -2,6 +2,7 @@ package group
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -227,7 +228,7 @@ func (s *shard) heartbeatMember(now time.Time, client Client, req *kmsg.Consumer
 	}
 	namesChanged := !slices.Equal(updated.subscribedTopicNames, member.subscribedTopicNames)
 	regexChanged := updated.subscribedTopicRegex != member.subscribedTopicRegex
-	regexes, regexRecords, regexesMoved, e := s.updateRegexes(now, g, member, updated, changes)
+	regexes, regexRecords, regexesMoved, e := s.updateRegexes(now, g, member, updated)
 	if e != nil {
 		return nil, e
 	}
@@ -235,6 +236,9 @@ func (s *shard) heartbeatMember(now time.Time, client Client, req *kmsg.Consumer
 
 	bump := g.groupEpoch == 0 || namesChanged || regexChanged || regexesMoved
 	metadata := s.subscriptionMetadata(g.subscribedTopicCounts(changes, regexes))
+	if regexes == nil {
+		regexes = g.resolvedRegexes
+	}
 	if !equalTopicInfos(metadata, g.subscriptionMetadata) {
 		records = append(records, subscriptionMetadataRecord(g.id, metadata))
 		bump = true
@@ -353,20 +357,15 @@ func (s *shard) heartbeatingMember(g *consumerGroup, req *kmsg.ConsumerGroupHear
 
 // updateRegexes handles a member's change of regular expression and the
 // periodic refresh of the group's: it returns the resolved regexes as they
-// will be, the records persisting them, and whether any subscribed regex
-// now matches other topics.
-func (s *shard) updateRegexes(now time.Time, g *consumerGroup, member, updated *consumerMember, changes memberChanges) (map[string]resolvedRegex, []*consumerRecord, bool, *heartbeatError) {
+// will be (nil when they do not change), the records persisting them, and
+// whether any subscribed regex now matches other topics.
+func (s *shard) updateRegexes(now time.Time, g *consumerGroup, member, updated *consumerMember) (map[string]resolvedRegex, []*consumerRecord, bool, *heartbeatError) {
 	nowMs := now.UnixMilli()
 	var records []*consumerRecord
-	regexes := g.resolvedRegexes
-	copied := false
+	var regexes map[string]resolvedRegex
 	set := func(regex string, r *resolvedRegex) {
-		if !copied {
-			regexes = make(map[string]resolvedRegex, len(g.resolvedRegexes)+1)
-			for k, v := range g.resolvedRegexes {
-				regexes[k] = v
-			}
-			copied = true
+		if regexes == nil {
+			regexes = maps.Clone(g.resolvedRegexes)
 		}
 		if r == nil {
 			delete(regexes, regex)
@@ -382,7 +381,7 @@ func (s *shard) updateRegexes(now time.Time, g *consumerGroup, member, updated *
 		if oldRegex != "" && g.numRegexSubscribers(oldRegex) == 1 {
 			set(oldRegex, nil)
 		}
-		if _, resolved := regexes[newRegex]; newRegex != "" && !resolved {
+		if _, resolved := g.resolvedRegexes[newRegex]; newRegex != "" && !resolved && (regexes == nil || regexes[newRegex].timestampMs == 0) {
 			r, e := s.resolveRegex(newRegex, nowMs)
 			if e != nil {
 				return nil, nil, false, e
@@ -393,12 +392,19 @@ func (s *shard) updateRegexes(now time.Time, g *consumerGroup, member, updated *
 	}
 	moved := false
 	if nowMs-g.lastRegexRefreshMs >= regexRefreshIntervalMs {
-		subscribed := make(map[string]bool)
-		g.eachMember(changes, func(m *consumerMember) {
-			if m.subscribedTopicRegex != "" && m.subscribedTopicRegex != justResolved {
-				subscribed[m.subscribedTopicRegex] = true
+		// Every regex a member subscribes to is resolved, and a resolved
+		// regex is dropped with its last subscriber: the keys are the
+		// subscribed regexes.
+		current := g.resolvedRegexes
+		if regexes != nil {
+			current = regexes
+		}
+		subscribed := make(map[string]bool, len(current))
+		for regex := range current {
+			if regex != justResolved {
+				subscribed[regex] = true
 			}
-		})
+		}
 		if len(subscribed) > 0 {
 			g.lastRegexRefreshMs = nowMs // soft state: not persisted, not undone
 		}
@@ -407,7 +413,7 @@ func (s *shard) updateRegexes(now time.Time, g *consumerGroup, member, updated *
 			if e != nil {
 				continue // validated when subscribed; a config change cannot break it
 			}
-			if !slices.Equal(r.topics, regexes[regex].topics) {
+			if !slices.Equal(r.topics, g.resolvedRegexes[regex].topics) {
 				set(regex, &r)
 				moved = true
 			}

@@ -1,12 +1,15 @@
 package group
 
 import (
+	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 func TestConsumerFirstMemberGetsEveryPartition(t *testing.T) {
@@ -426,5 +429,76 @@ func TestConsumerGroupAndClassicGroupIDs(t *testing.T) {
 	h.reload()
 	if h.s.classic("simple") == nil || h.cgFetch("simple", "t", 0) != 7 {
 		t.Fatal("replacement lost on reload")
+	}
+}
+
+func TestConsumerHeartbeatWriteFailureChangesNothing(t *testing.T) {
+	topics := fakeTopics{"t": 2}
+	h := newConsumerHarness(t, topics)
+	h.failWrites = kerr.NotLeaderForPartition
+	if r := h.cgJoin("a", "t"); r.ErrorCode != kerr.NotCoordinator.Code {
+		t.Fatalf("%+v", r)
+	}
+	if h.s.groups["g"] != nil {
+		t.Fatal("group created although its records were not written")
+	}
+	h.failWrites = nil
+	if r := h.cgJoin("a", "t"); r.ErrorCode != 0 || r.MemberEpoch != 1 {
+		t.Fatalf("%+v", r)
+	}
+}
+
+func TestConsumerSubscriptionChangeRevokesDroppedTopic(t *testing.T) {
+	topics := fakeTopics{"t": 1, "u": 1}
+	h := newConsumerHarness(t, topics)
+	r := h.cgJoin("a", "t", "u")
+	if len(assigned(t, topics, r)) != 2 {
+		t.Fatalf("%v", assigned(t, topics, r))
+	}
+	// Dropping u: it must be revoked before the member moves on.
+	r = h.cgHeartbeat(hb{member: "a", epoch: 1, topics: []string{"t"}, owned: map[string][]int32{"t": {0}, "u": {0}}})
+	if got := assigned(t, topics, r); r.MemberEpoch != 1 || len(got) != 1 || got["t"] == nil {
+		t.Fatalf("%+v %v", r, got)
+	}
+	if h.member("g", "a").state != memberUnrevokedPartitions {
+		t.Fatal("u not pending revocation")
+	}
+	r = h.cgHeartbeat(hb{member: "a", epoch: 1, owned: map[string][]int32{"t": {0}}})
+	if r.MemberEpoch != 2 || h.consumerGroup("g").state() != consumerGroupStable || h.consumerGroup("g").isSubscribedToTopic("u") {
+		t.Fatalf("%+v", r)
+	}
+}
+
+// BenchmarkConsumerKeepalive is the steady state of a 500-member group:
+// heartbeats that change nothing and write no record.
+func BenchmarkConsumerKeepalive(b *testing.B) {
+	cfg := DefaultConfig()
+	cfg.Logger = slog.New(slog.DiscardHandler)
+	cfg.Topics = fakeTopics{"t": 1000}
+	s := newShard(0, cfg)
+	now := time.UnixMilli(1_700_000_000_000)
+	heartbeat := func(req *kmsg.ConsumerGroupHeartbeatRequest) *kmsg.ConsumerGroupHeartbeatResponse {
+		var resp *kmsg.ConsumerGroupHeartbeatResponse
+		s.consumerGroupHeartbeat(now, Client{ID: "c", Host: "/127.0.0.1"}, req, func(r *kmsg.ConsumerGroupHeartbeatResponse) { resp = r })
+		for records := s.nextWrite(); records != nil; records = s.nextWrite() {
+			s.writeDone(now, nil)
+		}
+		deliver(s.takeReplies())
+		return resp
+	}
+	var epoch int32
+	for i := range 500 {
+		req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+		req.Version, req.Group, req.MemberID = 1, "g", fmt.Sprintf("m%03d", i)
+		req.SubscribedTopicNames, req.RebalanceTimeoutMillis = []string{"t"}, 30000
+		req.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+		epoch = heartbeat(req).MemberEpoch
+	}
+	req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	req.Version, req.Group, req.MemberID, req.MemberEpoch = 1, "g", "m499", epoch
+	for b.Loop() {
+		if r := heartbeat(req); r.ErrorCode != 0 {
+			b.Fatalf("%+v", r)
+		}
 	}
 }

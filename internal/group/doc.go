@@ -1,5 +1,6 @@
 // Package group is Samsa's group coordinator: the classic consumer group
-// protocol (JoinGroup, SyncGroup, Heartbeat, LeaveGroup), committed offsets
+// protocol (JoinGroup, SyncGroup, Heartbeat, LeaveGroup), the consumer group
+// protocol of KIP-848 (ConsumerGroupHeartbeat, ConsumerGroupDescribe), committed offsets
 // (OffsetCommit, OffsetFetch, OffsetDelete) and the group admin APIs
 // (DescribeGroups, ListGroups, DeleteGroups), kept in the __consumer_offsets
 // topic in Apache Kafka's own record format, so the topic means here what it
@@ -18,9 +19,23 @@
 // a follower's SyncGroup waiting for the leader's assignment) are delivered
 // later, from the goroutine that completes them.
 //
-// Groups sit in the shard behind the small group interface, so that a
-// KIP-848 consumer group can later live beside the classic one, sharing the
-// offsets store and the group id namespace.
+// Groups sit in the shard behind the small group interface: a classic
+// group and a KIP-848 consumer group (consumer_group.go) live side by side,
+// sharing the offsets store and the group id namespace. A consumer group
+// changes only by applying its own records once they are appended, the same
+// code that replays them on load (consumer_records.go).
+//
+// # Consumer group states (Kafka's ConsumerGroupState), derived, not stored
+//
+//	Empty        no members
+//	Assigning    the group epoch is past the target assignment's epoch
+//	Reconciling  some member has not converged on its target
+//	Stable       every member is at the target epoch with its target
+//
+// A member is Stable, UnrevokedPartitions (it must give up partitions
+// before moving to the next epoch) or UnreleasedPartitions (it moved, but
+// waits for partitions their previous owner still holds); see
+// consumer_reconcile.go.
 //
 // # Classic group states (Kafka's ClassicGroupState)
 //
@@ -90,4 +105,46 @@
 // kmsg's (OffsetCommitKey, OffsetCommitValue, GroupMetadataKey,
 // GroupMetadataValue); DecodeRecord dispatches on the record type and
 // refuses value versions Kafka does not define.
+//
+// # Consumer group (KIP-848) records, Kafka 4.0's schemas
+//
+// Keys are not flexible: the int16 record type, then int16-length strings.
+//
+//	3  ConsumerGroupMetadataKey                 | type | group |
+//	4  ConsumerGroupPartitionMetadataKey        | type | group |
+//	5  ConsumerGroupMemberMetadataKey           | type | group | memberId |
+//	6  ConsumerGroupTargetAssignmentMetadataKey | type | group |
+//	7  ConsumerGroupTargetAssignmentMemberKey   | type | group | memberId |
+//	8  ConsumerGroupCurrentMemberAssignmentKey  | type | group | memberId |
+//	16 ConsumerGroupRegularExpressionKey        | type | group | regex |
+//
+// Values are version 0 and flexible: an int16 version, then the fields with
+// compact strings and arrays (unsigned varint length+1, 0 for null); every
+// struct ends in tagged fields, written empty and skipped when read.
+//
+//	3  epoch int32                                   the group epoch
+//	4  topics [ topicId uuid, topicName string, numPartitions int32,
+//	          partitionMetadata [ partition int32, racks [string] ] ]   (racks written empty)
+//	5  instanceId string?, rackId string?, clientId string, clientHost string,
+//	   subscribedTopicNames [string], subscribedTopicRegex string?,
+//	   rebalanceTimeoutMs int32, serverAssignor string?
+//	   (tag 0, classicMemberMetadata, of classic-protocol members: ignored)
+//	6  assignmentEpoch int32                         the target assignment's epoch
+//	7  topicPartitions [ topicId uuid, partitions [int32] ]      a member's target
+//	8  memberEpoch int32, previousMemberEpoch int32, state int8 (0 stable,
+//	   1 unrevoked, 2 unreleased), assignedPartitions [ topicId uuid,
+//	   partitions [int32] ], partitionsPendingRevocation [ same ]
+//	16 topics [string], version int64, timestamp int64   a resolved regex
+//
+// For example the epoch record of group "g" at epoch 5:
+//
+//	key:   00 03  00 01 67
+//	value: 00 00  00 00 00 05  00
+//
+// A member leaves as three tombstones in this order: its current
+// assignment, its target, its metadata. A group is deleted by the
+// tombstones of its members, its target epoch, its regexes, its
+// subscription metadata and last its epoch; an empty classic group replaced
+// by a consumer group (or the reverse) gets its GroupMetadata tombstone
+// (resp. these) first. Offsets outlive group tombstones, as in Kafka.
 package group

@@ -9,8 +9,9 @@ import (
 )
 
 // Record types: the int16 that starts every __consumer_offsets key. Kafka
-// 4.x defines 0-2 for the classic protocol; higher types belong to KIP-848
-// consumer groups, share and streams groups, which this package skips.
+// 4.x defines 0-2 for the classic protocol; 3-8 and 16 belong to KIP-848
+// consumer groups (consumer_records.go), and the share and streams group
+// types, which this package skips.
 const (
 	recordTypeLegacyOffsetCommit int16 = 0 // same layout as 1, written by 0.8-era brokers
 	recordTypeOffsetCommit       int16 = 1
@@ -39,8 +40,9 @@ var (
 	// ErrCorrupt marks a __consumer_offsets record that cannot be decoded.
 	ErrCorrupt = errors.New("group: corrupt __consumer_offsets record")
 	// ErrUnknownRecordType marks a record of a type this package does not
-	// know (KIP-848 and share group records); loading skips such records,
-	// as Kafka's loader does.
+	// know (share and streams group records; DecodeRecord also returns it
+	// for KIP-848 records, which decodeConsumerRecord handles); loading
+	// skips such records, as Kafka's loader does.
 	ErrUnknownRecordType = errors.New("group: unknown __consumer_offsets record type")
 )
 

@@ -44,6 +44,9 @@ type Config struct {
 	// false, retention.ms and retention.bytes are not enforced; segments below
 	// the log start offset still are.
 	RetentionDelete bool
+	// Compaction is cleanup.policy containing "compact" and the settings of
+	// the log cleaner for this log (cleaner_config.go).
+	Compaction CompactionConfig
 }
 
 // Kafka's defaults.
@@ -71,6 +74,7 @@ func DefaultConfig() Config {
 		FileDeleteDelayMs:  DefaultFileDeleteDelayMs,
 		Preallocate:        false,
 		RetentionDelete:    true,
+		Compaction:         DefaultCompactionConfig(),
 	}
 }
 
@@ -105,6 +109,12 @@ func (c Config) normalized() Config {
 	}
 	if c.FileDeleteDelayMs < 0 {
 		c.FileDeleteDelayMs = 0
+	}
+	c.Compaction = c.Compaction.normalized()
+	if c.Compaction.Enabled {
+		// As Kafka's LogConfig.maxSegmentMs: the active segment, which is
+		// never cleaned, rolls in time for max.compaction.lag.ms.
+		c.SegmentMs = min(c.SegmentMs, c.Compaction.MaxCompactionLagMs)
 	}
 	return c
 }

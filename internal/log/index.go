@@ -126,8 +126,10 @@ func (x *indexFile) resize(n int64, writable bool) error {
 	if int64(len(x.mu.data)) == n && x.mu.writable == writable {
 		return nil
 	}
-	if err := x.mu.mapping.Close(); err != nil {
-		return storageError("unmap index", err)
+	if x.mu.mapping != nil { // nil after a resize that failed to remap
+		if err := x.mu.mapping.Close(); err != nil {
+			return storageError("unmap index", err)
+		}
 	}
 	x.mu.mapping, x.mu.data = nil, nil
 	st, err := x.mu.file.Stat()
@@ -182,7 +184,10 @@ func (x *indexFile) close() error {
 		return nil
 	}
 	x.mu.closed = true
-	err := x.mu.mapping.Close()
+	var err error
+	if x.mu.mapping != nil { // nil after a resize that failed to remap
+		err = x.mu.mapping.Close()
+	}
 	x.mu.mapping, x.mu.data = nil, nil
 	if closeErr := x.mu.file.Close(); err == nil {
 		err = closeErr

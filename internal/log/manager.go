@@ -45,9 +45,15 @@ type ManagerOptions struct {
 	// RecoveryThreadsPerDataDir is num.recovery.threads.per.data.dir (2):
 	// logs of one dir loaded in parallel.
 	RecoveryThreadsPerDataDir int
+	// SkipTopics names topics whose partition dirs the manager leaves alone:
+	// the metadata log, which the Raft quorum opens itself.
+	SkipTopics map[string]bool
 	// DeletionCheckIntervalMs is how often files of deleted segments and
 	// partitions are checked against file.delete.delay.ms (1000).
 	DeletionCheckIntervalMs int64
+	// Cleaner configures the log cleaner that compacts logs with
+	// cleanup.policy=compact (cleaner_manager.go); off in the zero value.
+	Cleaner CleanerOptions
 }
 
 func (o ManagerOptions) withDefaults() ManagerOptions {
@@ -106,6 +112,8 @@ type Manager struct {
 		cancel      context.CancelFunc
 	}
 	background sync.WaitGroup
+	// cleaner compacts the logs with cleanup.policy=compact.
+	cleaner *logCleaner
 }
 
 type managedLog struct {
@@ -128,6 +136,7 @@ func NewManager(fsys vfs.FS, dirs []string, opts ManagerOptions) (*Manager, erro
 	opts = opts.withDefaults()
 	m := &Manager{fs: fsys, dirs: append([]string(nil), dirs...), opts: opts, logger: opts.Logger, hadCleanShutdown: map[string]bool{}}
 	m.mu.logs = map[TopicPartition]*managedLog{}
+	m.cleaner = newLogCleaner(m, opts.Cleaner)
 	for _, dir := range dirs {
 		if err := fsys.MkdirAll(dir, 0o755); err != nil {
 			return nil, storageError("create log dir", err)
@@ -216,7 +225,7 @@ func (m *Manager) loadDir(dir string) error {
 			continue
 		}
 		tp, ok := parsePartitionDirName(name)
-		if !ok {
+		if !ok || m.opts.SkipTopics[tp.Topic] {
 			continue
 		}
 		wg.Add(1)
@@ -440,14 +449,16 @@ func (m *Manager) EnforceRetention(now time.Time) (int, error) {
 }
 
 // Start runs the background work until ctx ends or Shutdown is called:
-// retention every log.retention.check.interval.ms, flush.ms checks every
-// log.flush.scheduler.interval.ms, recovery point and log start offset
-// checkpoints, and removal of deleted files after file.delete.delay.ms.
+// the log cleaner, retention every log.retention.check.interval.ms,
+// flush.ms checks every log.flush.scheduler.interval.ms, recovery point and
+// log start offset checkpoints, and removal of deleted files after
+// file.delete.delay.ms.
 func (m *Manager) Start(ctx context.Context) {
 	ctx, cancel := context.WithCancel(ctx)
 	m.mu.Lock()
 	m.mu.cancel = cancel
 	m.mu.Unlock()
+	m.cleaner.start(ctx)
 	m.every(ctx, m.opts.RetentionCheckIntervalMs, func(now time.Time) {
 		if _, err := m.EnforceRetention(now); err != nil {
 			m.logger.Error("retention", "err", err)

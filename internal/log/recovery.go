@@ -128,9 +128,13 @@ func closeAll(segs []*segment) {
 }
 
 // listSegmentFiles returns the size of every .log file by base offset,
-// removing what a previous run left half done: *.deleted, *.cleaned, *.swap
-// and *.tmp files, and index files without a log file.
+// after finishing or rolling back an interrupted cleaning (cleaner_swap.go)
+// and removing what a previous run left half done: *.deleted and *.tmp
+// files, and index files without a log file.
 func (l *Log) listSegmentFiles() (map[int64]int64, error) {
+	if err := l.recoverInterruptedSwaps(); err != nil {
+		return nil, err
+	}
 	entries, err := l.fs.ReadDir(l.dir)
 	if err != nil {
 		return nil, storageError("list log dir", err)

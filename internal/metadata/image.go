@@ -106,15 +106,63 @@ func (img *Image) Configs(resourceType int8, name string) map[string]string {
 	return map[string]string{}
 }
 
-// Apply returns the image after applying recs at offsets starting with
-// firstOffset. img is unchanged.
-func (img *Image) Apply(firstOffset int64, recs []Record) *Image {
+// Apply returns the image after applying recs, which were committed
+// together at offset (one metadata log entry). img is unchanged.
+func (img *Image) Apply(offset int64, recs []Record) *Image {
 	next := img.clone()
-	for i, r := range recs {
+	for _, r := range recs {
 		next.apply(r)
-		next.Offset = firstOffset + int64(i)
 	}
+	next.Offset = offset
 	return next
+}
+
+// Records returns records that rebuild the image from an empty one: the
+// content of a metadata snapshot.
+func (img *Image) Records() []Record {
+	var recs []Record
+	if img.ClusterID != "" {
+		recs = append(recs, &ClusterRecord{ClusterID: img.ClusterID})
+	}
+	for _, b := range img.Brokers() {
+		recs = append(recs, &RegisterBrokerRecord{BrokerID: b.ID, Endpoints: b.Endpoints, Rack: b.Rack, Fenced: b.Fenced})
+	}
+	for _, name := range img.TopicNames() {
+		t := img.topics[name]
+		recs = append(recs, &TopicRecord{Name: t.Name, TopicID: t.ID})
+		for _, p := range t.Partitions {
+			if p == nil {
+				continue
+			}
+			recs = append(recs, &PartitionRecord{TopicID: t.ID, Partition: p.Partition, Replicas: p.Replicas, ISR: p.ISR,
+				Leader: p.Leader, LeaderEpoch: p.LeaderEpoch, PartitionEpoch: p.PartitionEpoch})
+		}
+	}
+	resources := make([]ConfigResource, 0, len(img.configs))
+	for r := range img.configs {
+		resources = append(resources, r)
+	}
+	sort.Slice(resources, func(i, j int) bool {
+		if resources[i].Type != resources[j].Type {
+			return resources[i].Type < resources[j].Type
+		}
+		return resources[i].Name < resources[j].Name
+	})
+	for _, r := range resources {
+		names := make([]string, 0, len(img.configs[r]))
+		for name := range img.configs[r] {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			v := img.configs[r][name]
+			recs = append(recs, &ConfigRecord{ResourceType: r.Type, ResourceName: r.Name, Name: name, Value: &v})
+		}
+	}
+	if img.NextProducerID > 0 {
+		recs = append(recs, &ProducerIDsRecord{BrokerID: -1, NextProducerID: img.NextProducerID})
+	}
+	return recs
 }
 
 func (img *Image) clone() *Image {

@@ -42,6 +42,7 @@ const (
 	TypePartitionChange RecordType = 5
 	TypeRemoveTopic     RecordType = 9
 	TypeProducerIDs     RecordType = 15
+	TypeNoOp            RecordType = 23
 	TypeCluster         RecordType = 1000 // Samsa: the cluster id, written once
 )
 
@@ -144,6 +145,10 @@ type ProducerIDsRecord struct {
 	NextProducerID int64 `json:"nextProducerId"`
 }
 
+// NoOpRecord changes nothing. A new active controller commits one to learn
+// that it has applied everything committed before it.
+type NoOpRecord struct{}
+
 // ClusterRecord names the cluster. It is the first record of a new log.
 type ClusterRecord struct {
 	ClusterID string `json:"clusterId"`
@@ -157,6 +162,7 @@ func (*PartitionChangeRecord) Type() RecordType { return TypePartitionChange }
 func (*ConfigRecord) Type() RecordType          { return TypeConfig }
 func (*RemoveTopicRecord) Type() RecordType     { return TypeRemoveTopic }
 func (*ProducerIDsRecord) Type() RecordType     { return TypeProducerIDs }
+func (*NoOpRecord) Type() RecordType            { return TypeNoOp }
 func (*ClusterRecord) Type() RecordType         { return TypeCluster }
 
 const recordVersion = 0
@@ -205,6 +211,8 @@ func Decode(b []byte) (Record, error) {
 		r = new(ProducerIDsRecord)
 	case TypeCluster:
 		r = new(ClusterRecord)
+	case TypeNoOp:
+		r = new(NoOpRecord)
 	default:
 		return nil, fmt.Errorf("%w: unknown type %d", ErrCorrupt, typ)
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -162,9 +163,16 @@ func (m *Manager) Reconcile(old, img *metadata.Image) error {
 		}
 	}
 	for tp, p := range m.mu.partitions {
-		if !keep[tp] {
-			m.deleteLocked(tp, p)
+		if keep[tp] {
+			continue
 		}
+		if isReplica(img, tp, p.TopicID, m.nodeID) {
+			// Leadership moved (or the leader is being elected, as
+			// while this broker is fenced): stop serving, keep the log.
+			m.unhostLocked(tp, p)
+			continue
+		}
+		m.deleteLocked(tp, p)
 	}
 	// Logs on disk for topics that no longer exist (deleted while down).
 	for tp := range m.logs.All() {
@@ -177,8 +185,29 @@ func (m *Manager) Reconcile(old, img *metadata.Image) error {
 	return firstErr
 }
 
+// isReplica reports whether node is still a replica of tp in img, under
+// the same topic id.
+func isReplica(img *metadata.Image, tp log.TopicPartition, topicID metadata.UUID, node int32) bool {
+	t := img.Topic(tp.Topic)
+	if t == nil || t.ID != topicID || tp.Partition < 0 || int(tp.Partition) >= len(t.Partitions) || t.Partitions[tp.Partition] == nil {
+		return false
+	}
+	return slices.Contains(t.Partitions[tp.Partition].Replicas, node)
+}
+
+// unhostLocked stops serving a partition whose log stays: its producer
+// state is snapshotted, so leading it again reloads it without a replay.
+func (m *Manager) unhostLocked(tp log.TopicPartition, p *Partition) {
+	delete(m.mu.partitions, tp)
+	if err := p.close(); err != nil {
+		m.logger.Warn("snapshot of unhosted partition", "partition", tp, "err", err)
+	}
+	p.Notify()
+}
+
 func (m *Manager) deleteLocked(tp log.TopicPartition, p *Partition) {
 	delete(m.mu.partitions, tp)
+	p.closed.Store(true)
 	p.Notify()
 	if err := m.logs.Delete(tp); err != nil {
 		m.logger.Warn("delete log", "partition", tp, "err", err)
@@ -212,5 +241,7 @@ func LogConfig(tc *config.TopicConfig) log.Config {
 		FileDeleteDelayMs:  tc.FileDeleteDelayMs,
 		Preallocate:        tc.Preallocate,
 		RetentionDelete:    tc.Delete(),
+		Compaction: log.CompactionConfig{Enabled: tc.Compact(), MinCleanableDirtyRatio: tc.MinCleanableDirtyRatio,
+			DeleteRetentionMs: tc.DeleteRetentionMs, MinCompactionLagMs: tc.MinCompactionLagMs, MaxCompactionLagMs: tc.MaxCompactionLagMs},
 	}
 }

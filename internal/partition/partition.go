@@ -37,10 +37,13 @@ type Partition struct {
 	}
 
 	producers *producerState
-	watchers  watcherSet
-	config    atomic.Pointer[config.TopicConfig]
-	now       func() time.Time
-	logger    *slog.Logger
+	// closed is set once the manager stops hosting the partition; its log
+	// may live on under a new Partition, so the roll hook goes quiet.
+	closed   atomic.Bool
+	watchers watcherSet
+	config   atomic.Pointer[config.TopicConfig]
+	now      func() time.Time
+	logger   *slog.Logger
 }
 
 // Options are what New needs beyond the log.
@@ -76,6 +79,9 @@ func New(topic string, index int32, topicID metadata.UUID, l *log.Log, leaderEpo
 	}
 	p.producers = producers
 	l.OnRoll(func(int64) {
+		if p.closed.Load() {
+			return
+		}
 		if err := p.producers.takeSnapshot(l); err != nil {
 			p.logger.Warn("writing producer snapshot at roll", "partition", p, "err", err)
 		}
@@ -153,6 +159,9 @@ func (p *Partition) Append(batch []byte, h record.Header, logAppendTime int64) (
 func (p *Partition) AppendWith(batch []byte, h record.Header, opts AppendOptions) (AppendResult, *kerr.Error, error) {
 	p.appendMu.Lock()
 	defer p.appendMu.Unlock()
+	if p.closed.Load() {
+		return AppendResult{}, kerr.NotLeaderForPartition, nil
+	}
 	var entry producerEntry
 	if h.HasProducerID() {
 		var dup *batchMetadata

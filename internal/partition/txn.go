@@ -18,6 +18,9 @@ import (
 func (p *Partition) AppendTxnMarker(m TxnMarker) (int64, *kerr.Error, error) {
 	p.appendMu.Lock()
 	defer p.appendMu.Unlock()
+	if p.closed.Load() {
+		return -1, kerr.NotLeaderForPartition, nil
+	}
 	offset := p.Log.LogEndOffset()
 	entry, done, code := p.producers.prepareMarker(m, offset, OriginCoordinator)
 	if code != nil {
@@ -84,5 +87,14 @@ func (p *Partition) ExpireProducers(nowMs, expirationMs int64) int {
 func (p *Partition) WriteSnapshot() error {
 	p.appendMu.Lock()
 	defer p.appendMu.Unlock()
+	return p.producers.takeSnapshot(p.Log)
+}
+
+// close stops the partition's own use of its log (the log stays open, for
+// the partition that may host it next) after a final snapshot.
+func (p *Partition) close() error {
+	p.appendMu.Lock()
+	defer p.appendMu.Unlock()
+	p.closed.Store(true)
 	return p.producers.takeSnapshot(p.Log)
 }

@@ -36,6 +36,14 @@ type BuildOptions struct {
 	// increase from record to record (a compacted batch keeps its gaps);
 	// otherwise record i gets offset delta i.
 	KeepOffsetDeltas bool
+	// LastOffsetDelta, under KeepOffsetDeltas, is written as the batch's
+	// lastOffsetDelta when it is above the last record's: a compacted batch
+	// keeps the last offset, and so the producer's last sequence, it had.
+	LastOffsetDelta int32
+	// DeleteHorizon sets attribute bit 6: BaseTimestamp is then the time
+	// after which the log cleaner may drop the batch's tombstones and
+	// markers (KIP-534), and the records' deltas are relative to it.
+	DeleteHorizon bool
 }
 
 // DefaultBuildOptions returns the options of an uncompressed CreateTime batch
@@ -95,6 +103,9 @@ func AppendBatch(dst []byte, opts BuildOptions, records []Record) ([]byte, error
 	if opts.Control {
 		attributes |= AttrControl
 	}
+	if opts.DeleteHorizon {
+		attributes |= AttrDeleteHorizonSet
+	}
 	maxTimestamp := opts.LogAppendTimeMs
 	if !opts.LogAppendTime {
 		maxTimestamp = opts.BaseTimestamp + records[0].TimestampDelta
@@ -133,7 +144,7 @@ func offsetDeltas(opts BuildOptions, records []Record) (int32, error) {
 		}
 		previous = delta
 	}
-	return previous, nil
+	return max(previous, opts.LastOffsetDelta), nil
 }
 
 // appendRecords appends the encoded records to dst.

@@ -280,3 +280,19 @@ func TestDecompressGarbage(t *testing.T) {
 		t.Error("Compress with codec 7 succeeded")
 	}
 }
+
+// TestLz4FrameLikeJava checks the frame descriptor we write is the one the
+// Java client's KafkaLZ4BlockOutputStream writes: version 1, independent
+// blocks, no checksums or content size, 64 KiB blocks.
+func TestLz4FrameLikeJava(t *testing.T) {
+	frame, err := Compress(CodecLz4, nil, []byte("hello hello hello hello"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if magic := binary.LittleEndian.Uint32(frame); magic != 0x184d2204 {
+		t.Fatalf("magic %08x", magic)
+	}
+	if flg, bd := frame[4], frame[5]; flg != 0b0110_0000 || bd != 0b0100_0000 {
+		t.Fatalf("FLG %08b BD %08b", flg, bd)
+	}
+}

@@ -1,6 +1,6 @@
 package server
 
-import "github.com/samsa-streaming/samsa/internal/metadata"
+import "github.com/samsa-streaming/samsa/internal/group"
 
 // TopicInfo and TopicNames make topicResolver a group.TopicMetadata, which
 // consumer-protocol groups need: partition counts for the server-side
@@ -16,4 +16,4 @@ func (r topicResolver) TopicInfo(name string) ([16]byte, int32, bool) {
 
 func (r topicResolver) TopicNames() []string { return r.controller.Image().TopicNames() }
 
-var _ = metadata.UUID{}
+var _ group.TopicMetadata = topicResolver{}

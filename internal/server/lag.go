@@ -55,8 +55,11 @@ func (c lagCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(descGroupLagTruncated, prometheus.GaugeValue, truncatedValue)
 
-	end := c.n.journal.log.LogEndOffset()
+	// The quorum's log holds entries that carry no records (a new leader's
+	// first entry), so the lag counts offsets, not records, and reads 0 or 1
+	// on a node that is caught up.
+	st := c.n.quorum.Status()
 	applied := c.n.controller.Image().Offset
-	ch <- prometheus.MustNewConstMetric(descMetadataEnd, prometheus.GaugeValue, float64(end))
-	ch <- prometheus.MustNewConstMetric(descMetadataLag, prometheus.GaugeValue, float64(max(end-1-applied, 0)))
+	ch <- prometheus.MustNewConstMetric(descMetadataEnd, prometheus.GaugeValue, float64(st.LogEndOffset))
+	ch <- prometheus.MustNewConstMetric(descMetadataLag, prometheus.GaugeValue, float64(max(st.HighWatermark-1-applied, 0)))
 }

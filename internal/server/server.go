@@ -26,27 +26,32 @@ import (
 	"github.com/samsa-streaming/samsa/internal/metrics"
 	"github.com/samsa-streaming/samsa/internal/network"
 	"github.com/samsa-streaming/samsa/internal/partition"
+	"github.com/samsa-streaming/samsa/internal/quorum"
 	"github.com/samsa-streaming/samsa/internal/txn"
 	"github.com/samsa-streaming/samsa/internal/vfs"
 )
 
 // Node is a running Samsa node.
 type Node struct {
-	cfg        *config.Broker
-	logger     *slog.Logger
-	logs       *log.Manager
-	journal    *logJournal
-	controller *controller.Controller
-	partitions *partition.Manager
-	broker     *api.Broker
-	groups     *group.Coordinator
+	cfg     *config.Broker
+	logger  *slog.Logger
+	logs    *log.Manager
+	journal *quorumJournal
+	quorum  *quorum.Quorum
+	// activeController reaches the quorum leader for registration and
+	// forwarded admin requests.
+	activeController *activeController
+	controller       *controller.Controller
+	partitions       *partition.Manager
+	broker           *api.Broker
+	groups           *group.Coordinator
 	// txn is the transaction coordinator; txnElections feeds it the
 	// __transaction_state partitions this node leads (txn.go).
 	txn          *txn.Coordinator
 	txnElections *txnElections
-	network    *network.Server
-	cancel     context.CancelFunc
-	metrics    *metrics.Metrics
+	network      *network.Server
+	cancel       context.CancelFunc
+	metrics      *metrics.Metrics
 	// metricsServer serves /metrics, /healthz and /readyz; nil when
 	// metrics.listener is empty.
 	metricsServer *metrics.Server
@@ -89,6 +94,9 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 	// Every fsync the storage layer makes is timed for samsa_log_flush_seconds.
 	opts.FS = vfs.ObserveSyncs(opts.FS, n.metrics.LogFlushObserver())
 	clusterID := cfg.ClusterID
+	if clusterID == "" && len(cfg.ControllerQuorumVoters) > 0 {
+		clusterID = clusterIDFromVoters(cfg)
+	}
 	for _, dir := range cfg.LogDirs {
 		if clusterID != "" {
 			break
@@ -107,6 +115,13 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 		FlushSchedulerIntervalMs:        cfg.LogFlushSchedulerIntervalMs,
 		FlushOffsetCheckpointIntervalMs: int64(cfg.LogFlushOffsetCheckpointIntervalMs),
 		Logger:                          logging.component("log"),
+		SkipTopics:                      map[string]bool{controller.MetadataTopic: true},
+		Cleaner: log.CleanerOptions{
+			Enable: cfg.LogCleanerEnable, Threads: int(cfg.LogCleanerThreads),
+			DedupeBufferSize: cfg.LogCleanerDedupeBufferSize, DedupeBufferLoadFactor: cfg.LogCleanerIOBufferLoadFactor,
+			IOBufferSize: int(cfg.LogCleanerIOBufferSize), IOMaxBytesPerSecond: cfg.LogCleanerIOMaxBytesPerSecond,
+			BackoffMs: cfg.LogCleanerBackoffMs, ProducerIDExpirationMs: int64(cfg.ProducerIDExpirationMs),
+		},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("open log dirs: %w", err)
@@ -117,12 +132,8 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 		return nil, fmt.Errorf("load logs: %w", err)
 	}
 
-	n.journal, err = openJournal(logs)
-	if err != nil {
-		logs.Shutdown()
-		return nil, err
-	}
-	n.controller, err = controller.New(controller.Config{
+	n.journal = &quorumJournal{timeout: 30 * time.Second}
+	n.controller = controller.New(controller.Config{
 		NodeID:                   cfg.NodeID,
 		DefaultNumPartitions:     cfg.NumPartitions,
 		DefaultReplicationFactor: cfg.DefaultReplicationFactor,
@@ -130,20 +141,31 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 		ValidateTopicConfigs:     config.ValidateTopicConfigs,
 		Logger:                   logging.component("controller"),
 	}, n.journal)
+	qcfg, err := quorumConfig(cfg, opts.FS, logging.component("controller"))
 	if err != nil {
 		logs.Shutdown()
-		return nil, fmt.Errorf("replay metadata: %w", err)
+		return nil, err
 	}
+	// Starting the quorum replays the metadata log into the controller.
+	n.quorum, err = quorum.Start(qcfg, controllerStateMachine{n.controller})
+	if err != nil {
+		logs.Shutdown()
+		return nil, fmt.Errorf("metadata quorum: %w", err)
+	}
+	n.journal.q = n.quorum
+	n.activeController = &activeController{n: n}
 
 	n.broker = &api.Broker{
 		NodeID:       cfg.NodeID,
 		StaticConfig: cfg,
 		Controller:   n.controller,
+		Quorum:       n.quorum,
 		Logger:       logging.component("api"),
 		Now:          time.Now,
 	}
 	n.partitions = partition.NewManager(cfg.NodeID, logs, n.topicConfig, []string{controller.MetadataTopic}, logging.component("log"))
 	n.broker.Partitions = n.partitions
+	n.broker.ForwardToController = n.activeController.request
 	n.partitions.SetProducerIDExpirationMs(int64(cfg.ProducerIDExpirationMs))
 	groupCfg := group.DefaultConfig()
 	groupCfg.OffsetsTopicNumPartitions = cfg.OffsetsTopicNumPartitions
@@ -166,30 +188,6 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 	}
 	n.broker.Groups = n.groups
 	n.setupTransactions(logging.leveled("txn"))
-	elections := &coordinatorElections{nodeID: cfg.NodeID, groups: n.groups}
-	n.controller.OnChange(func(old, next *metadata.Image) {
-		if err := n.partitions.Reconcile(old, next); err != nil {
-			n.logger.Error("apply metadata", "err", err)
-		}
-		elections.apply(next)
-		n.txnElections.apply(next)
-		var deleted []string
-		for _, name := range old.TopicNames() {
-			if next.Topic(name) == nil {
-				deleted = append(deleted, name)
-			}
-		}
-		if len(deleted) > 0 {
-			n.groups.TopicsDeleted(deleted...)
-		}
-	})
-	if err := n.partitions.Reconcile(nil, n.controller.Image()); err != nil {
-		logs.Shutdown()
-		return nil, err
-	}
-	elections.apply(n.controller.Image())
-	n.txnElections.apply(n.controller.Image())
-
 	var listeners []network.ListenerSpec
 	for _, l := range cfg.Listeners {
 		if isControllerListener(cfg, l.Name) {
@@ -229,11 +227,36 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 			return nil, fmt.Errorf("metrics.listener %s: %w", cfg.MetricsListener, err)
 		}
 	}
-	if err := n.controller.Bootstrap(clusterID, n.registration()); err != nil {
+	regCtx, regCancel := context.WithTimeout(context.Background(), 60*time.Second)
+	err = n.register(regCtx, clusterID)
+	regCancel()
+	if err != nil {
 		n.network.Shutdown(context.Background())
+		n.quorum.Stop()
 		logs.Shutdown()
 		return nil, fmt.Errorf("register broker: %w", err)
 	}
+	// Only now, caught up with the metadata log, does the node take on its
+	// partitions and coordinators: an image still replaying could make it
+	// delete the logs of topics it has not seen yet.
+	elections := &coordinatorElections{nodeID: cfg.NodeID, groups: n.groups}
+	n.controller.Subscribe(func(old, next *metadata.Image) {
+		if err := n.partitions.Reconcile(old, next); err != nil {
+			n.logger.Error("apply metadata", "err", err)
+		}
+		elections.apply(next)
+		n.txnElections.apply(next)
+		var deleted []string
+		for _, name := range old.TopicNames() {
+			if next.Topic(name) == nil {
+				deleted = append(deleted, name)
+			}
+		}
+		if len(deleted) > 0 {
+			n.groups.TopicsDeleted(deleted...)
+		}
+	})
+
 	ctx, cancel := context.WithCancel(context.Background())
 	n.cancel = cancel
 	logs.Start(ctx)
@@ -271,8 +294,10 @@ func (n *Node) Shutdown(ctx context.Context) error {
 	n.stopTransactions()
 	n.groups.Close()
 	errSnapshots := n.partitions.WriteSnapshots()
+	n.activeController.close()
+	errQuorum := n.quorum.Stop()
 	errLogs := n.logs.Shutdown()
-	return errors.Join(errNet, errSnapshots, errLogs)
+	return errors.Join(errNet, errSnapshots, errQuorum, errLogs)
 }
 
 // registration describes this node's advertised endpoints. A listener

@@ -171,6 +171,9 @@ func run() int {
 	wantClients := filterList(os.Getenv("COMPAT_CLIENTS"), clientNames())
 	wantScenarios := filterList(os.Getenv("COMPAT_SCENARIOS"), scenarios)
 	timeout := time.Duration(atoi(getenv("COMPAT_SCENARIO_TIMEOUT", "180"))) * time.Second
+	// A bound on the whole suite, so a broker that hangs every request cannot
+	// hold CI for hours: past it, the remaining cells fail unrun.
+	suiteLimit := time.Duration(atoi(getenv("COMPAT_SUITE_TIMEOUT", "1200"))) * time.Second
 
 	tmp, err := os.MkdirTemp("", "samsa-compat-")
 	if err != nil {
@@ -197,6 +200,8 @@ func run() int {
 	matrix := map[string]map[string]cell{}
 	versions := map[string]string{}
 	setCell := func(cl, sc string, c cell) {
+		// RESULTS.md is committed: no paths of this machine in it.
+		c.detail = strings.ReplaceAll(c.detail, tmp, "<work dir>")
 		if matrix[cl] == nil {
 			matrix[cl] = map[string]cell{}
 		}
@@ -224,7 +229,10 @@ func run() int {
 	}
 	if fatal == "" {
 		if err := waitKafka(ctx, bootstrap, 30*time.Second); err != nil {
-			logf("warning: broker at %s does not answer metadata yet: %v", bootstrap, err)
+			fatal = fmt.Sprintf("the broker did not answer a metadata request listing a broker within 30s: %v", err)
+			if node != nil {
+				fatal += "; samsa log: " + node.tail()
+			}
 		}
 	}
 	if fatal != "" {
@@ -233,6 +241,7 @@ func run() int {
 
 	runID := randomID()
 	start := time.Now()
+	suiteDeadline := start.Add(suiteLimit)
 	for _, cl := range clients {
 		if !wantClients[cl.name] {
 			continue
@@ -262,8 +271,12 @@ func run() int {
 			case node != nil && node.exited():
 				setCell(cl.name, sc, cell{status: statusFail, detail: "samsa exited during the suite: " + node.tail()})
 				continue
+			case time.Until(suiteDeadline) < 10*time.Second:
+				setCell(cl.name, sc, cell{status: statusFail, detail: fmt.Sprintf("not run: the suite's %s limit (COMPAT_SUITE_TIMEOUT) had passed", suiteLimit)})
+				continue
 			}
-			c, version := runScenario(ctx, tmp, cl, sc, bootstrap, fmt.Sprintf("compat-%s-%s", runID, cl.name), timeout)
+			c, version := runScenario(ctx, tmp, cl, sc, bootstrap, fmt.Sprintf("compat-%s-%s", runID, cl.name),
+				min(timeout, time.Until(suiteDeadline)))
 			if version != "" {
 				versions[cl.name] = version
 			}
@@ -275,9 +288,11 @@ func run() int {
 		}
 	}
 	elapsed := time.Since(start)
+	var brokerNote string
 	if node != nil {
 		if err := node.stop(30 * time.Second); err != nil {
-			logf("stopping samsa: %v", err)
+			brokerNote = "Stopping samsa: " + strings.ReplaceAll(err.Error(), tmp, "<work dir>")
+			logf("%s", brokerNote)
 		} else {
 			logf("samsa stopped")
 		}
@@ -300,7 +315,7 @@ func run() int {
 	fmt.Println()
 	fmt.Print(renderDetails(matrix, wantClients, wantScenarios, false))
 	summary := fmt.Sprintf("compat: %d passed, %d failed", passed, failed)
-	md := renderMarkdown(matrix, wantClients, wantScenarios, versions, brokerName, elapsed, summary)
+	md := renderMarkdown(matrix, wantClients, wantScenarios, versions, brokerName, brokerNote, elapsed, summary)
 	resultsPath := getenv("COMPAT_RESULTS", "compat/RESULTS.md")
 	if err := os.WriteFile(resultsPath, []byte(md), 0o644); err != nil {
 		logf("writing %s: %v", resultsPath, err)
@@ -326,7 +341,7 @@ func runScenario(ctx context.Context, tmp string, cl client, sc, bootstrap, pref
 		"COMPAT_TIMEOUT="+strconv.Itoa(int(timeout.Seconds())),
 		"COMPAT_RECORDS="+getenv("COMPAT_RECORDS", "10000"),
 	)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	var stdout bytes.Buffer
 	logPath := filepath.Join(tmp, "logs", cl.name+"-"+sc+".log")
 	os.MkdirAll(filepath.Dir(logPath), 0o755)
@@ -424,7 +439,8 @@ func startSamsa(ctx context.Context, tmp string) (*samsaNode, error) {
 		"--override", "auto.create.topics.enable=false",
 	)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Its own process group; and it goes if the runner dies.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	if err := cmd.Start(); err != nil {
 		logFile.Close()
 		return nil, err
@@ -572,10 +588,13 @@ func renderText(m map[string]map[string]cell, cls, scs map[string]bool) string {
 	return b.String()
 }
 
-// renderDetails lists what failed or does not apply, with the reason.
+// renderDetails lists what failed or does not apply, with the reason; cells
+// with the same reason (a broker that never started) share one line.
 func renderDetails(m map[string]map[string]cell, cls, scs map[string]bool, markdown bool) string {
 	var b strings.Builder
 	for _, want := range []string{statusFail, statusNA, statusNYS} {
+		var order []string
+		where := map[string][]string{}
 		for _, cl := range clients {
 			if !cls[cl.name] {
 				continue
@@ -585,7 +604,7 @@ func renderDetails(m map[string]map[string]cell, cls, scs map[string]bool, markd
 				if !ok || !scs[sc] || c.status != want {
 					continue
 				}
-				detail := c.detail
+				detail := oneLine(c.detail, 600)
 				if c.status == statusNYS {
 					// Plain not-yet-supported cells say all in the matrix.
 					if c.note == "" {
@@ -593,18 +612,28 @@ func renderDetails(m map[string]map[string]cell, cls, scs map[string]bool, markd
 					}
 					detail += " (" + c.note + ")"
 				}
-				if markdown {
-					fmt.Fprintf(&b, "- **%s / %s** — %s: %s\n", cl.name, sc, c.status, mdEscape(oneLine(detail, 600)))
-				} else {
-					fmt.Fprintf(&b, "%s %s/%s: %s\n", c.status, cl.name, sc, oneLine(detail, 600))
+				if _, seen := where[detail]; !seen {
+					order = append(order, detail)
 				}
+				where[detail] = append(where[detail], cl.name+"/"+sc)
+			}
+		}
+		for _, detail := range order {
+			cells := strings.Join(where[detail], ", ")
+			if len(where[detail]) > 3 {
+				cells = fmt.Sprintf("%d cells (%s, ...)", len(where[detail]), strings.Join(where[detail][:3], ", "))
+			}
+			if markdown {
+				fmt.Fprintf(&b, "- **%s** — %s: %s\n", cells, want, mdEscape(detail))
+			} else {
+				fmt.Fprintf(&b, "%s %s: %s\n", want, cells, detail)
 			}
 		}
 	}
 	return b.String()
 }
 
-func renderMarkdown(m map[string]map[string]cell, cls, scs map[string]bool, versions map[string]string, broker string, elapsed time.Duration, summary string) string {
+func renderMarkdown(m map[string]map[string]cell, cls, scs map[string]bool, versions map[string]string, broker, brokerNote string, elapsed time.Duration, summary string) string {
 	var b strings.Builder
 	b.WriteString("# Client compatibility results\n\n")
 	fmt.Fprintf(&b, "Written by `make compat` (compat/README.md) on %s against %s; the suite took %s.\n\n",
@@ -639,6 +668,9 @@ func renderMarkdown(m map[string]map[string]cell, cls, scs map[string]bool, vers
 			fmt.Fprintf(&b, " %s |", mdEscape(t))
 		}
 		b.WriteString("\n")
+	}
+	if brokerNote != "" {
+		b.WriteString("\n" + mdEscape(brokerNote) + "\n")
 	}
 	if d := renderDetails(m, cls, scs, true); d != "" {
 		b.WriteString("\n## Details\n\n" + d)

@@ -81,8 +81,8 @@ func TestRender(t *testing.T) {
 			t.Errorf("text matrix lacks %q:\n%s", want, text)
 		}
 	}
-	md := renderMarkdown(m, cls, scs, map[string]string{"kcat": "1.7.1"}, "a broker", 0, "compat: 1 passed, 1 failed")
-	for _, want := range []string{"| kcat 1.7.1 | pass |", "**FAIL**", "a \\| b", "kcat has no admin API"} {
+	md := renderMarkdown(m, cls, scs, map[string]string{"kcat": "1.7.1"}, "a broker", "", 0, "compat: 1 passed, 1 failed")
+	for _, want := range []string{"| kcat 1.7.1 | pass |", "**FAIL**", "a \\| b", "kcat/admin** — n/a: kcat has no admin API"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
 		}
@@ -99,4 +99,22 @@ func contains(xs []string, x string) bool {
 		}
 	}
 	return false
+}
+
+// A broker that never started fails every cell with one reason: one line.
+func TestDetailsShareReasons(t *testing.T) {
+	m := map[string]map[string]cell{}
+	cls, scs := map[string]bool{}, map[string]bool{}
+	for _, cl := range clients {
+		cls[cl.name] = true
+		m[cl.name] = map[string]cell{}
+		for _, sc := range scenarios {
+			scs[sc] = true
+			m[cl.name][sc] = cell{status: statusFail, detail: "building samsa failed"}
+		}
+	}
+	d := renderDetails(m, cls, scs, false)
+	if n := strings.Count(d, "\n"); n != 1 || !strings.Contains(d, "49 cells") {
+		t.Errorf("details:\n%s", d)
+	}
 }

@@ -1,0 +1,110 @@
+package api
+
+import (
+	"context"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-streaming/samsa/internal/controller"
+	"github.com/samsa-streaming/samsa/internal/metadata"
+	"github.com/samsa-streaming/samsa/internal/network"
+)
+
+// forwardTimeoutMs bounds one request forwarded to the active controller
+// (request.timeout.ms's default).
+const forwardTimeoutMs = 30000
+
+// activeControllerID is the metadata quorum leader, -1 when unknown.
+func (b *Broker) activeControllerID() int32 {
+	if b.Quorum == nil {
+		return b.NodeID
+	}
+	id, _ := b.Quorum.Leader()
+	return id
+}
+
+// isActiveController reports whether this node decides metadata changes.
+func (b *Broker) isActiveController() bool { return b.activeControllerID() == b.NodeID }
+
+// forwarded answers a metadata-changing request by forwarding it to the
+// active controller, as Kafka brokers do, when this node is not it. It
+// reports whether it did; the answer is sent later. A controller that cannot
+// be reached closes the connection, so the client retries elsewhere.
+func (b *Broker) forwarded(c *call, req kmsg.Request) bool {
+	if b.isActiveController() || b.ForwardToController == nil {
+		return false
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), forwardTimeoutMs*time.Millisecond)
+		defer cancel()
+		resp, err := b.ForwardToController(ctx, req)
+		if err != nil {
+			b.Logger.Warn("forwarding to the active controller failed", "api", kmsg.NameForKey(req.Key()), "err", err)
+			c.req.Respond(network.Response{None: true, Close: true})
+			return
+		}
+		c.reply(resp)
+	}()
+	return true
+}
+
+// createTopics creates topics on the active controller, here or by
+// forwarding a CreateTopics request. This node's image may lag behind the
+// creation by a moment.
+func (b *Broker) createTopics(topics []controller.CreateTopic) []controller.TopicResult {
+	if b.isActiveController() || b.ForwardToController == nil {
+		return b.Controller.CreateTopics(topics, false)
+	}
+	req := kmsg.NewPtrCreateTopicsRequest()
+	req.TimeoutMillis = forwardTimeoutMs
+	for _, t := range topics {
+		rt := kmsg.NewCreateTopicsRequestTopic()
+		rt.Topic, rt.NumPartitions, rt.ReplicationFactor = t.Name, t.NumPartitions, t.ReplicationFactor
+		for name, value := range t.Configs {
+			rc := kmsg.NewCreateTopicsRequestTopicConfig()
+			rc.Name, rc.Value = name, value
+			rt.Configs = append(rt.Configs, rc)
+		}
+		req.Topics = append(req.Topics, rt)
+	}
+	results := make([]controller.TopicResult, len(topics))
+	ctx, cancel := context.WithTimeout(context.Background(), forwardTimeoutMs*time.Millisecond)
+	defer cancel()
+	resp, err := b.ForwardToController(ctx, req)
+	for i, t := range topics {
+		results[i] = controller.TopicResult{Name: t.Name, ErrorCode: kerr.NotController.Code}
+		if err != nil {
+			continue
+		}
+		for _, rt := range resp.(*kmsg.CreateTopicsResponse).Topics {
+			if rt.Topic == t.Name {
+				results[i] = controller.TopicResult{Name: rt.Topic, TopicID: metadata.UUID(rt.TopicID), ErrorCode: rt.ErrorCode,
+					NumPartitions: rt.NumPartitions, ReplicationFactor: rt.ReplicationFactor}
+			}
+		}
+	}
+	return results
+}
+
+// allocateProducerIDs takes a block of producer ids from the active
+// controller, here or with an AllocateProducerIds request.
+func (b *Broker) allocateProducerIDs() (first, size int64, err error) {
+	if b.isActiveController() || b.ForwardToController == nil {
+		return b.Controller.AllocateProducerIDs(b.NodeID)
+	}
+	req := kmsg.NewPtrAllocateProducerIDsRequest()
+	req.BrokerID = b.NodeID
+	ctx, cancel := context.WithTimeout(context.Background(), forwardTimeoutMs*time.Millisecond)
+	defer cancel()
+	resp, err := b.ForwardToController(ctx, req)
+	if err != nil {
+		return 0, 0, err
+	}
+	ar := resp.(*kmsg.AllocateProducerIDsResponse)
+	if err := kerr.ErrorForCode(ar.ErrorCode); err != nil {
+		return 0, 0, err
+	}
+	return ar.ProducerIDStart, int64(ar.ProducerIDLen), nil
+}

@@ -1,0 +1,249 @@
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-streaming/samsa/internal/config"
+	"github.com/samsa-streaming/samsa/internal/controller"
+	"github.com/samsa-streaming/samsa/internal/metadata"
+	"github.com/samsa-streaming/samsa/internal/quorum"
+	"github.com/samsa-streaming/samsa/internal/vfs"
+)
+
+// quorumJournal is the controller's journal on the Raft metadata quorum:
+// an Append commits one entry on a majority of the voters and returns once
+// this node has applied it.
+type quorumJournal struct {
+	q       *quorum.Quorum
+	timeout time.Duration
+	// caughtUpEpoch is the leader epoch in which this node last committed a
+	// barrier entry as leader.
+	caughtUpEpoch atomic.Int64
+}
+
+// CatchUp implements controller.Journal: once per leader epoch, the leader
+// commits a NoOpRecord, which it applies only after every earlier entry.
+func (j *quorumJournal) CatchUp() error {
+	leader, epoch := j.q.Leader()
+	if leader < 0 {
+		return fmt.Errorf("%w: no quorum leader", controller.ErrNotActive)
+	}
+	if j.caughtUpEpoch.Load() == epoch {
+		return nil
+	}
+	noop, err := metadata.Encode(nil, &metadata.NoOpRecord{})
+	if err != nil {
+		return err
+	}
+	if _, err := j.Append([][]byte{noop}); err != nil {
+		return err
+	}
+	j.caughtUpEpoch.Store(epoch)
+	return nil
+}
+
+// Append implements controller.Journal.
+func (j *quorumJournal) Append(values [][]byte) (int64, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), j.timeout)
+	defer cancel()
+	offset, err := j.q.Propose(ctx, values)
+	if errors.Is(err, quorum.ErrNotLeader) {
+		return 0, fmt.Errorf("%w: %v", controller.ErrNotActive, err)
+	}
+	return offset, err
+}
+
+// controllerStateMachine feeds committed metadata entries to the controller.
+type controllerStateMachine struct{ c *controller.Controller }
+
+func (sm controllerStateMachine) Apply(offset int64, values [][]byte) error {
+	return sm.c.ApplyCommitted(offset, values)
+}
+
+func (sm controllerStateMachine) Snapshot() ([]byte, error) {
+	b, _, err := sm.c.Snapshot()
+	return b, err
+}
+
+func (sm controllerStateMachine) Restore(snapshot []byte, offset int64) error {
+	return sm.c.Restore(snapshot, offset)
+}
+
+// quorumConfig derives this node's quorum membership. With no
+// controller.quorum.voters the node is a quorum of one on a private
+// loopback port: the zero-config single node.
+func quorumConfig(cfg *config.Broker, fs vfs.FS, logger *slog.Logger) (quorum.Config, error) {
+	qc := quorum.Config{
+		NodeID:           cfg.NodeID,
+		Dir:              cfg.MetadataLogDir,
+		FS:               fs,
+		RequestTimeoutMs: int(configInt(cfg, "controller.quorum.request.timeout.ms")),
+		RetryBackoffMs:   int(configInt(cfg, "controller.quorum.retry.backoff.ms")),
+		Logger:           logger,
+	}
+	// Raft ticks: an election timeout of controller.quorum.election.timeout.ms
+	// spread over ten ticks.
+	if ms := configInt(cfg, "controller.quorum.election.timeout.ms"); ms > 0 {
+		qc.TickMs = max(int(ms/10), 1)
+		qc.ElectionTicks = 10
+		qc.HeartbeatTicks = 1
+	}
+	if !cfg.IsController() {
+		return qc, fmt.Errorf("process.roles=%v: a node without the controller role needs metadata observers, which are not supported yet; run broker,controller", cfg.ProcessRoles)
+	}
+	if len(cfg.ControllerQuorumVoters) == 0 {
+		qc.Voters = []quorum.Voter{{ID: cfg.NodeID, Addr: "127.0.0.1:0"}}
+		qc.ListenAddr = "127.0.0.1:0"
+		return qc, nil
+	}
+	for _, v := range cfg.ControllerQuorumVoters {
+		qc.Voters = append(qc.Voters, quorum.Voter{ID: v.NodeID, Addr: net.JoinHostPort(v.Host, strconv.Itoa(v.Port))})
+	}
+	for _, l := range cfg.Listeners {
+		if isControllerListener(cfg, l.Name) {
+			qc.ListenAddr = net.JoinHostPort(l.Host, strconv.Itoa(l.Port))
+		}
+	}
+	if qc.ListenAddr == "" {
+		return qc, fmt.Errorf("controller.listener.names %v names no listener in listeners", cfg.ControllerListenerNames)
+	}
+	return qc, nil
+}
+
+// clusterIDFromVoters names a multi-node cluster the same on every node when
+// cluster.id is not set: a hash of the voter set.
+func clusterIDFromVoters(cfg *config.Broker) string {
+	h := sha256.New()
+	for _, v := range cfg.ControllerQuorumVoters {
+		fmt.Fprintf(h, "%d@%s:%d,", v.NodeID, v.Host, v.Port)
+	}
+	return base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:16])
+}
+
+// activeController reaches the active controller (the quorum leader) over
+// its client listener, with a franz-go client, for requests this node must
+// not decide itself: registration, forwarded admin requests.
+type activeController struct {
+	n *Node
+
+	mu     sync.Mutex
+	addr   string
+	client *kgo.Client
+}
+
+// request sends req to the active controller and returns its response.
+func (a *activeController) request(ctx context.Context, req kmsg.Request) (kmsg.Response, error) {
+	leader, _ := a.n.quorum.Leader()
+	if leader < 0 {
+		return nil, fmt.Errorf("no active controller")
+	}
+	br := a.n.controller.Image().Broker(leader)
+	if br == nil || len(br.Endpoints) == 0 {
+		return nil, fmt.Errorf("active controller %d has not registered yet", leader)
+	}
+	ep := br.Endpoints[0]
+	addr := net.JoinHostPort(ep.Host, strconv.Itoa(int(ep.Port)))
+	a.mu.Lock()
+	if a.addr != addr {
+		if a.client != nil {
+			a.client.Close()
+		}
+		cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+		if err != nil {
+			a.mu.Unlock()
+			return nil, err
+		}
+		a.addr, a.client = addr, cl
+	}
+	cl := a.client
+	a.mu.Unlock()
+	return cl.SeedBrokers()[0].Request(ctx, req)
+}
+
+func (a *activeController) close() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.client != nil {
+		a.client.Close()
+		a.client = nil
+	}
+}
+
+// register puts this node's registration into the metadata image: directly
+// when it leads the quorum, else through the active controller. It retries
+// until it succeeds or ctx ends.
+func (n *Node) register(ctx context.Context, clusterID string) error {
+	reg := n.registration()
+	for {
+		err := n.registerOnce(ctx, clusterID, reg)
+		if err == nil {
+			return nil
+		}
+		n.logger.Debug("broker registration", "err", err)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (last: %v)", ctx.Err(), err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func (n *Node) registerOnce(ctx context.Context, clusterID string, reg metadata.RegisterBrokerRecord) error {
+	if err := n.quorum.WaitForLeader(ctx); err != nil {
+		return err
+	}
+	if leader, _ := n.quorum.Leader(); leader == n.cfg.NodeID {
+		return n.controller.Bootstrap(clusterID, reg)
+	}
+	req := kmsg.NewPtrBrokerRegistrationRequest()
+	req.BrokerID = reg.BrokerID
+	req.ClusterID = clusterID
+	for _, ep := range reg.Endpoints {
+		l := kmsg.NewBrokerRegistrationRequestListener()
+		l.Name, l.Host, l.Port = ep.Name, ep.Host, uint16(ep.Port)
+		req.Listeners = append(req.Listeners, l)
+	}
+	req.Rack = reg.Rack
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	resp, err := n.activeController.request(rctx, req)
+	if err != nil {
+		return err
+	}
+	rr := resp.(*kmsg.BrokerRegistrationResponse)
+	if err := kerr.ErrorForCode(rr.ErrorCode); err != nil {
+		return fmt.Errorf("broker registration: %w", err)
+	}
+	// The answer carries the registration's offset: once this node has
+	// applied it, it has applied everything committed before it.
+	for n.controller.Image().Offset < rr.BrokerEpoch {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
+// configInt reads an integer key of the effective configuration (0 when
+// unset).
+func configInt(cfg *config.Broker, key string) int64 {
+	v, _ := cfg.Get(key)
+	n, _ := strconv.ParseInt(v, 10, 64)
+	return n
+}
