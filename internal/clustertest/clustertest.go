@@ -91,6 +91,8 @@ func (n *Node) Addr() string { return "127.0.0.1:" + strconv.Itoa(n.Port) }
 // Start starts the process (again) and waits until it accepts connections.
 func (n *Node) Start() {
 	n.t.Helper()
+	// Overrides given later win, so a cluster node's own listeners replace
+	// the default single listener.
 	args := []string{"server",
 		"--override", "listeners=PLAINTEXT://127.0.0.1:" + strconv.Itoa(n.Port),
 		"--override", "log.dirs=" + filepath.Join(n.Dir, "data"),
@@ -230,4 +232,62 @@ func WaitFor(t testing.TB, timeout time.Duration, cond func() error) {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// Cluster is a set of combined broker+controller nodes forming one
+// metadata quorum.
+type Cluster struct {
+	Nodes []*Node
+}
+
+// StartCluster starts n combined nodes (node.id 1..n) whose controllers
+// form the quorum, and waits until every one accepts connections.
+func StartCluster(t testing.TB, n int, overrides ...string) *Cluster {
+	t.Helper()
+	c := &Cluster{}
+	controllerPorts := make([]int, n)
+	voters := ""
+	for i := range n {
+		controllerPorts[i] = FreePort(t)
+		if i > 0 {
+			voters += ","
+		}
+		voters += fmt.Sprintf("%d@127.0.0.1:%d", i+1, controllerPorts[i])
+	}
+	for i := range n {
+		node := &Node{t: t, Dir: t.TempDir(), Port: FreePort(t)}
+		node.overrides = append([]string{
+			"node.id=" + strconv.Itoa(i+1),
+			"process.roles=broker,controller",
+			fmt.Sprintf("listeners=PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d", node.Port, controllerPorts[i]),
+			"advertised.listeners=PLAINTEXT://127.0.0.1:" + strconv.Itoa(node.Port),
+			"listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+			"controller.listener.names=CONTROLLER",
+			"controller.quorum.voters=" + voters,
+			"controller.quorum.election.timeout.ms=500",
+		}, overrides...)
+		c.Nodes = append(c.Nodes, node)
+		t.Cleanup(node.Stop)
+	}
+	// A node finishes starting only once a quorum elected a leader, so they
+	// start together.
+	var wg sync.WaitGroup
+	for _, node := range c.Nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			node.Start()
+		}()
+	}
+	wg.Wait()
+	return c
+}
+
+// Addrs are the client addresses of every node.
+func (c *Cluster) Addrs() []string {
+	out := make([]string, len(c.Nodes))
+	for i, n := range c.Nodes {
+		out[i] = n.Addr()
+	}
+	return out
 }

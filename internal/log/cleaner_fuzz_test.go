@@ -1,6 +1,8 @@
 package log
 
 import (
+	"os"
+	"time"
 	"encoding/binary"
 	"testing"
 
@@ -32,6 +34,9 @@ func FuzzCleanerFilter(f *testing.F) {
 		if len(batch) < record.HeaderSize {
 			return
 		}
+		cp := append([]byte(nil), batch...)
+		tm := time.AfterFunc(3*time.Second, func() { os.WriteFile("/tmp/hang.bin", cp, 0o644); panic("hang") })
+		defer tm.Stop()
 		batch = append([]byte(nil), batch...)
 		binary.BigEndian.PutUint32(batch[8:], uint32(len(batch)-record.LogOverhead))
 		if len(batch) > record.HeaderSize {

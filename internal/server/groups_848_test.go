@@ -104,14 +104,6 @@ func TestConsumerProtocolGroupWithFranzGo(t *testing.T) {
 	// The group and its offsets are rebuilt from __consumer_offsets.
 	tn.restart()
 	adm = tn.admin()
-	for i := 0; i < 5; i++ {
-		c2, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		d, err := adm.DescribeConsumerGroups(c2, "g848")
-		cancel()
-		t.Logf("DEBUG %+v %v", d, err)
-		lg, err := adm.ListGroups(testContext(t))
-		t.Logf("DEBUG list %+v %v", lg, err)
-	}
 	after := describeConsumerGroupUntil(t, adm, "g848", func(g kadm.DescribedConsumerGroup) bool { return true })
 	if after.State != "Empty" || after.Epoch != before.Epoch || after.AssignmentEpoch != before.AssignmentEpoch {
 		t.Fatalf("after restart %+v, before %+v", after, before)

@@ -22,6 +22,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -104,6 +105,18 @@ type support struct {
 	NeedsWhy        map[string]string   `json:"needs_why"`
 }
 
+// trailingComma matches a comma left before a closing brace when a line is
+// deleted from support.json.
+var trailingComma = regexp.MustCompile(`,(\s*[}\]])`)
+
+// parseSupport reads support.json, forgiving trailing commas so that enabling
+// a scenario is deleting its line.
+func parseSupport(b []byte) (support, error) {
+	var s support
+	err := json.Unmarshal(trailingComma.ReplaceAll(b, []byte("$1")), &s)
+	return s, err
+}
+
 // skipReason says why client/scenario is not run yet ("" when it runs),
 // and a note on a dependency through "needs".
 func (s support) skipReason(cl, sc string) (reason, note string) {
@@ -157,11 +170,13 @@ func run() int {
 		fmt.Fprintln(os.Stderr, "compat: run me from the repository root (make compat)")
 		return 2
 	}
-	var sup support
-	if b, err := os.ReadFile("compat/support.json"); err != nil {
+	b, err := os.ReadFile("compat/support.json")
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "compat:", err)
 		return 2
-	} else if err := json.Unmarshal(b, &sup); err != nil {
+	}
+	sup, err := parseSupport(b)
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "compat: compat/support.json:", err)
 		return 2
 	}

@@ -1,0 +1,183 @@
+package clustertest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func newClient(t *testing.T, seeds []string, opts ...kgo.Opt) *kgo.Client {
+	t.Helper()
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(seeds...)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return cl
+}
+
+// metadataOf asks one node (only) for its metadata.
+func metadataOf(ctx context.Context, t *testing.T, addr string) (*kmsg.MetadataResponse, error) {
+	cl := newClient(t, []string{addr})
+	req := kmsg.NewPtrMetadataRequest()
+	resp, err := cl.SeedBrokers()[0].Request(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return resp.(*kmsg.MetadataResponse), nil
+}
+
+func TestThreeNodeQuorum(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts server processes")
+	}
+	c := StartCluster(t, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+
+	// Every node registered and every node knows all three.
+	for _, n := range c.Nodes {
+		WaitFor(t, 30*time.Second, func() error {
+			md, err := metadataOf(ctx, t, n.Addr())
+			if err != nil {
+				return err
+			}
+			if len(md.Brokers) != 3 {
+				return fmt.Errorf("node %s sees %d brokers", n.Addr(), len(md.Brokers))
+			}
+			return nil
+		})
+	}
+
+	// A CreateTopics sent to a node that is not the active controller is
+	// forwarded to it.
+	md, err := metadataOf(ctx, t, c.Nodes[0].Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	controllerID := md.ControllerID
+	var follower *Node
+	for i, n := range c.Nodes {
+		if int32(i+1) != controllerID {
+			follower = n
+			break
+		}
+	}
+	create := kmsg.NewPtrCreateTopicsRequest()
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = "spread", 6, 1
+	create.Topics = append(create.Topics, rt)
+	create.TimeoutMillis = 10000
+	resp, err := newClient(t, []string{follower.Addr()}).SeedBrokers()[0].Request(ctx, create)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code := resp.(*kmsg.CreateTopicsResponse).Topics[0].ErrorCode; code != 0 {
+		t.Fatalf("forwarded CreateTopics: %v", kerr.ErrorForCode(code))
+	}
+	// Every node sees the topic, with leaders on all three nodes.
+	for _, n := range c.Nodes {
+		WaitFor(t, 30*time.Second, func() error {
+			md, err := metadataOf(ctx, t, n.Addr())
+			if err != nil {
+				return err
+			}
+			for _, topic := range md.Topics {
+				if topic.Topic != nil && *topic.Topic == "spread" && len(topic.Partitions) == 6 {
+					leaders := map[int32]bool{}
+					for _, p := range topic.Partitions {
+						leaders[p.Leader] = true
+					}
+					if len(leaders) != 3 {
+						return fmt.Errorf("leaders on %d nodes", len(leaders))
+					}
+					return nil
+				}
+			}
+			return fmt.Errorf("node %s does not see the topic yet", n.Addr())
+		})
+	}
+
+	// Produce through one node's bootstrap, consume through another's.
+	producer := newClient(t, []string{c.Nodes[2].Addr()})
+	const total = 600
+	var records []*kgo.Record
+	for i := range total {
+		records = append(records, &kgo.Record{Topic: "spread", Key: []byte(fmt.Sprint(i % 13)), Value: []byte(fmt.Sprint(i))})
+	}
+	if err := producer.ProduceSync(ctx, records...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	consumer := newClient(t, []string{c.Nodes[0].Addr()}, kgo.ConsumeTopics("spread"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	seen := map[string]bool{}
+	partitions := map[int32]bool{}
+	for len(seen) < total {
+		fetches := consumer.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("consumed %d of %d", len(seen), total)
+		}
+		fetches.EachRecord(func(r *kgo.Record) {
+			seen[string(r.Value)] = true
+			partitions[r.Partition] = true
+		})
+	}
+	if len(partitions) != 6 {
+		t.Fatalf("records came from %d partitions", len(partitions))
+	}
+
+	// Kill -9 the active controller: another takes over and metadata
+	// writes succeed again.
+	victim := c.Nodes[controllerID-1]
+	killed := time.Now()
+	victim.Kill()
+	var survivors []string
+	for _, n := range c.Nodes {
+		if n != victim {
+			survivors = append(survivors, n.Addr())
+		}
+	}
+	adm := kadm.NewClient(newClient(t, survivors))
+	WaitFor(t, 60*time.Second, func() error {
+		rctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		defer cancel()
+		resp, err := adm.CreateTopics(rctx, 1, 1, nil, "after-failover")
+		if err != nil {
+			return err
+		}
+		if err := resp["after-failover"].Err; err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+			return err
+		}
+		return nil
+	})
+	t.Logf("controller failover: %v from SIGKILL of node %d to the first successful CreateTopics", time.Since(killed).Round(time.Millisecond), controllerID)
+	md, err = metadataOf(ctx, t, survivors[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if md.ControllerID == controllerID || md.ControllerID < 0 {
+		t.Fatalf("controller is still %d after it was killed", md.ControllerID)
+	}
+
+	// The killed node comes back, catches up and sees what happened while
+	// it was down.
+	victim.Start()
+	WaitFor(t, 60*time.Second, func() error {
+		md, err := metadataOf(ctx, t, victim.Addr())
+		if err != nil {
+			return err
+		}
+		for _, topic := range md.Topics {
+			if topic.Topic != nil && *topic.Topic == "after-failover" {
+				return nil
+			}
+		}
+		return errors.New("restarted node does not see the topic created while it was down")
+	})
+}
