@@ -68,11 +68,11 @@ func defaultOptions() options {
 func smokeOptions() options {
 	o := defaultOptions()
 	o.runs = 1
-	o.duration = 300 * time.Millisecond
+	o.duration = 200 * time.Millisecond
 	o.limitDuration = 100 * time.Millisecond
-	o.consumeBytes = 8e6
+	o.consumeBytes = 4e6
 	o.e2eMBps = 2
-	o.manyPartitions = 50
+	o.manyPartitions = 20
 	o.manyPartitionRate = 20
 	return o
 }

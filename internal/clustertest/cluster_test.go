@@ -165,9 +165,42 @@ func TestThreeNodeQuorum(t *testing.T) {
 		t.Fatalf("controller is still %d after it was killed", md.ControllerID)
 	}
 
-	// The killed node comes back, catches up and sees what happened while
-	// it was down.
+	// Within broker.session.timeout.ms the dead node is fenced: it leaves
+	// the broker list and its RF=1 partitions are reported offline.
+	fencedAt := time.Now()
+	WaitFor(t, 30*time.Second, func() error {
+		md, err := metadataOf(ctx, t, survivors[0])
+		if err != nil {
+			return err
+		}
+		for _, b := range md.Brokers {
+			if b.NodeID == controllerID {
+				return fmt.Errorf("killed node %d still listed", controllerID)
+			}
+		}
+		for _, topic := range md.Topics {
+			for _, p := range topic.Partitions {
+				if p.Leader == controllerID {
+					return fmt.Errorf("partition %d still led by the killed node", p.Partition)
+				}
+			}
+		}
+		return nil
+	})
+	t.Logf("killed node fenced %v after failover", time.Since(fencedAt).Round(time.Millisecond))
+
+	// The killed node comes back, catches up, is unfenced, leads its
+	// partitions again and sees what happened while it was down.
 	victim.Start()
+	WaitFor(t, 60*time.Second, func() error {
+		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		var recs []*kgo.Record
+		for p := range int32(6) {
+			recs = append(recs, &kgo.Record{Topic: "spread", Partition: p, Value: []byte("after-restart")})
+		}
+		return newClient(t, c.Addrs(), kgo.RecordPartitioner(kgo.ManualPartitioner())).ProduceSync(rctx, recs...).FirstErr()
+	})
 	WaitFor(t, 60*time.Second, func() error {
 		md, err := metadataOf(ctx, t, victim.Addr())
 		if err != nil {

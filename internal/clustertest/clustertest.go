@@ -265,6 +265,8 @@ func StartCluster(t testing.TB, n int, overrides ...string) *Cluster {
 			"controller.listener.names=CONTROLLER",
 			"controller.quorum.voters=" + voters,
 			"controller.quorum.election.timeout.ms=500",
+			"broker.heartbeat.interval.ms=300",
+			"broker.session.timeout.ms=3000",
 		}, overrides...)
 		c.Nodes = append(c.Nodes, node)
 		t.Cleanup(node.Stop)

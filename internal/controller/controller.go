@@ -72,6 +72,8 @@ type Controller struct {
 
 	// mu serialises decisions: read the image, decide, append.
 	mu sync.Mutex
+	// live tracks broker heartbeats while this controller is active.
+	live liveness
 
 	// applyMu serialises changes to the image and the listeners.
 	applyMu struct {

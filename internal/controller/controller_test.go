@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
@@ -213,5 +215,61 @@ func TestApplyCommittedIsIdempotentByOffset(t *testing.T) {
 	}
 	if err := c.ApplyCommitted(next+1, [][]byte{{0xff}}); err == nil {
 		t.Fatal("corrupt record applied")
+	}
+}
+
+func TestFencingMovesAndRestoresLeadership(t *testing.T) {
+	j := &memJournal{}
+	c := newTestController(t, j, 3)
+	c.CreateTopics([]CreateTopic{{Name: "solo", NumPartitions: 3, ReplicationFactor: 1}, {Name: "trio", NumPartitions: 1, ReplicationFactor: 3}}, false)
+	start := time.Unix(1000, 0)
+	session := 9 * time.Second
+	// The active controller checks every second. Broker 2 heartbeats
+	// throughout; broker 3 stops after 5 s.
+	for sec := 0; sec <= 16; sec++ {
+		now := start.Add(time.Duration(sec) * time.Second)
+		for _, id := range []int32{2, 3} {
+			if id == 3 && sec > 5 {
+				continue
+			}
+			if err := c.Heartbeat(id, now); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := c.FenceStale(now, session); err != nil {
+			t.Fatal(err)
+		}
+		if sec == 14 && c.Image().Broker(3).Fenced {
+			t.Fatal("fenced before broker.session.timeout.ms passed")
+		}
+	}
+	img := c.Image()
+	if !img.Broker(3).Fenced || img.Broker(2).Fenced || img.Broker(1).Fenced {
+		t.Fatalf("fenced: 1=%v 2=%v 3=%v", img.Broker(1).Fenced, img.Broker(2).Fenced, img.Broker(3).Fenced)
+	}
+	for _, p := range img.Topic("solo").Partitions {
+		if p.Replicas[0] == 3 && p.Leader != -1 {
+			t.Fatalf("RF=1 partition of a fenced broker still led by %d", p.Leader)
+		}
+	}
+	trio := img.Topic("trio").Partitions[0]
+	if trio.Leader == 3 || trio.Leader < 0 || slices.Contains(trio.ISR, int32(3)) {
+		t.Fatalf("RF=3 partition after fencing: leader %d isr %v", trio.Leader, trio.ISR)
+	}
+	// Its next heartbeat unfences broker 3 and gives back its offline partitions.
+	if err := c.Heartbeat(3, start.Add(20*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	img = c.Image()
+	if img.Broker(3).Fenced {
+		t.Fatal("still fenced after a heartbeat")
+	}
+	for _, p := range img.Topic("solo").Partitions {
+		if p.Leader < 0 || p.LeaderEpoch == 0 && p.Replicas[0] == 3 {
+			t.Fatalf("partition %d: leader %d epoch %d", p.Partition, p.Leader, p.LeaderEpoch)
+		}
+	}
+	if err := c.Heartbeat(42, start); !errors.Is(err, ErrUnknownBroker) {
+		t.Fatalf("heartbeat of an unknown broker: %v", err)
 	}
 }

@@ -216,7 +216,7 @@ func (c *cleanerThread) mapSegment(s *segment, start int64, txns *cleanedTxns, s
 			continue
 		}
 		if h.IsControl() {
-			typ, hasRecord, err := controlRecordType(batch)
+			typ, hasRecord, err := controlRecordType(batch, 0)
 			if err != nil {
 				return false, fmt.Errorf("%w: control batch at offset %d: %w", ErrCorrupt, h.BaseOffset, err)
 			}

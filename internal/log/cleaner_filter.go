@@ -34,6 +34,9 @@ type batchFilter struct {
 	deleteRetentionMs int64
 	// producerExpirationMs is producer.id.expiration.ms.
 	producerExpirationMs int64
+	// maxDecompressedBytes bounds a compressed batch's records once
+	// decompressed (0: record.DefaultMaxDecompressedBytes).
+	maxDecompressedBytes int
 	// keep is reused: whether each record of the current batch stays.
 	keep []bool
 }
@@ -61,7 +64,7 @@ func (f *batchFilter) filter(dst, batch []byte, h *record.Header, lastOfGroup bo
 	var res filterResult
 	canDiscard := false
 	if h.IsControl() {
-		typ, hasRecord, err := controlRecordType(batch)
+		typ, hasRecord, err := controlRecordType(batch, f.maxDecompressedBytes)
 		if err != nil {
 			return dst, res, fmt.Errorf("%w: control batch at offset %d: %w", ErrCorrupt, h.BaseOffset, err)
 		}
@@ -94,7 +97,7 @@ func (f *batchFilter) filter(dst, batch []byte, h *record.Header, lastOfGroup bo
 	retainDeletes := !horizonSet || f.nowMs < horizon
 	containsTombstones := false
 	f.keep = f.keep[:0]
-	err := record.Records(batch, 0, func(r record.Record) error {
+	err := record.Records(batch, f.maxDecompressedBytes, func(r record.Record) error {
 		res.recordsRead++
 		keep := f.keepRecord(h, &r, discardRecords, retainDeletes)
 		f.keep = append(f.keep, keep)
@@ -163,7 +166,7 @@ func buildOptionsOf(h *record.Header) record.BuildOptions {
 
 // rebuild appends a batch of the records of batch that f.keep marks.
 func (f *batchFilter) rebuild(dst, batch []byte, h *record.Header, needHorizon bool) ([]byte, error) {
-	recs, err := record.ReadRecords(batch, 0)
+	recs, err := record.ReadRecords(batch, f.maxDecompressedBytes)
 	if err != nil {
 		return dst, fmt.Errorf("%w: batch at offset %d: %w", ErrCorrupt, h.BaseOffset, err)
 	}

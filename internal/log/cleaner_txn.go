@@ -133,8 +133,8 @@ var errStopRecords = errors.New("log: stop reading records")
 
 // controlRecordType returns the type of the first control record of batch;
 // hasRecord is false for a control batch holding none.
-func controlRecordType(batch []byte) (typ record.ControlType, hasRecord bool, err error) {
-	err = record.Records(batch, 0, func(r record.Record) error {
+func controlRecordType(batch []byte, maxDecompressedBytes int) (typ record.ControlType, hasRecord bool, err error) {
+	err = record.Records(batch, maxDecompressedBytes, func(r record.Record) error {
 		hasRecord = true
 		typ, err = record.ParseControlRecordType(r.Key)
 		if err != nil {

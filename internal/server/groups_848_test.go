@@ -25,7 +25,14 @@ func describeConsumerGroupUntil(t *testing.T, adm *kadm.Client, group string, ok
 	t.Helper()
 	ctx := testContext(t)
 	for {
-		described, err := adm.DescribeConsumerGroups(ctx, group)
+		// Each attempt has its own deadline: right after a restart a
+		// request may wait on a coordinator that is still loading.
+		attempt, cancel := context.WithTimeout(ctx, 5*time.Second)
+		described, err := adm.DescribeConsumerGroups(attempt, group)
+		cancel()
+		if err != nil {
+			t.Logf("describe %s: %v", group, err)
+		}
 		if err == nil {
 			if g := described[group]; g.Err == nil && ok(g) {
 				return g

@@ -247,3 +247,55 @@ func configInt(cfg *config.Broker, key string) int64 {
 	n, _ := strconv.ParseInt(v, 10, 64)
 	return n
 }
+
+// runLiveness heartbeats this broker to the active controller every
+// broker.heartbeat.interval.ms and, while this node is the active
+// controller, fences brokers silent for broker.session.timeout.ms.
+func (n *Node) runLiveness(ctx context.Context) {
+	interval := time.Duration(max(configInt(n.cfg, "broker.heartbeat.interval.ms"), 1)) * time.Millisecond
+	session := time.Duration(max(configInt(n.cfg, "broker.session.timeout.ms"), 1)) * time.Millisecond
+	check := min(interval, time.Second)
+	ticker := time.NewTicker(check)
+	defer ticker.Stop()
+	var lastBeat time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-ticker.C:
+			if now.Sub(lastBeat) >= interval {
+				lastBeat = now
+				if err := n.heartbeat(ctx, now); err != nil {
+					n.logger.Debug("broker heartbeat", "err", err)
+				}
+			}
+			if leader, _ := n.quorum.Leader(); leader == n.cfg.NodeID {
+				if err := n.controller.FenceStale(now, session); err != nil {
+					n.logger.Debug("fencing stale brokers", "err", err)
+				}
+			}
+		}
+	}
+}
+
+func (n *Node) heartbeat(ctx context.Context, now time.Time) error {
+	if leader, _ := n.quorum.Leader(); leader == n.cfg.NodeID {
+		return n.controller.Heartbeat(n.cfg.NodeID, now)
+	}
+	req := kmsg.NewPtrBrokerHeartbeatRequest()
+	req.BrokerID = n.cfg.NodeID
+	req.CurrentMetadataOffset = n.controller.Image().Offset
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	resp, err := n.activeController.request(rctx, req)
+	if err != nil {
+		return err
+	}
+	code := resp.(*kmsg.BrokerHeartbeatResponse).ErrorCode
+	if code == kerr.BrokerIDNotRegistered.Code {
+		// The controller lost this broker (a snapshot older than the
+		// registration, say): register again.
+		return n.registerOnce(ctx, n.controller.Image().ClusterID, n.registration())
+	}
+	return kerr.ErrorForCode(code)
+}

@@ -261,6 +261,7 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 	n.cancel = cancel
 	logs.Start(ctx)
 	n.startTransactionTimers(ctx)
+	go n.runLiveness(ctx)
 	n.ready.Store(true)
 	for _, a := range n.network.Addrs() {
 		n.logger.Info("samsa listening", "address", a.String(), "node.id", cfg.NodeID, "cluster.id", n.controller.Image().ClusterID, "log.dirs", cfg.LogDirs)

@@ -21,6 +21,9 @@ func TestTxnAdminAPIs(t *testing.T) {
 			produceTxn(t, cl, "adm", i != 1, tv.name)
 		}
 	}
+	// The markers (and the Complete record) follow the EndTxn answer.
+	waitTxnState(t, adm, "adm-tv2", "CompleteCommit")
+	waitTxnState(t, adm, "adm-tv1", "CompleteCommit")
 	described, err := adm.DescribeTransactions(ctx, "adm-tv2", "adm-tv1", "nobody")
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kversion"
 )
@@ -100,4 +101,22 @@ func values(prefix string, n int) []string {
 		out[i] = fmt.Sprintf("%s%d", prefix, i)
 	}
 	return out
+}
+
+// waitTxnState polls DescribeTransactions, with a deadline, until id is in
+// state.
+func waitTxnState(t *testing.T, adm *kadm.Client, id, state string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	last := ""
+	for time.Now().Before(deadline) {
+		described, err := adm.DescribeTransactions(context.Background(), id)
+		if err == nil {
+			if last = described[id].State; last == state {
+				return
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("transaction %s is %s, want %s", id, last, state)
 }

@@ -37,13 +37,8 @@ func TestTxnTimeoutAbortUnblocksReadCommitted(t *testing.T) {
 			if !slices.Equal(got, []string{"later"}) {
 				t.Fatalf("read_committed read %v, want only the record after the aborted transaction", got)
 			}
-			described, err := adm.DescribeTransactions(ctx, "abandoned-"+tv.name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if d := described["abandoned-"+tv.name]; d.State != "CompleteAbort" {
-				t.Fatalf("abandoned transaction is %s, want CompleteAbort", d.State)
-			}
+			// The markers are written before the CompleteAbort record.
+			waitTxnState(t, adm, "abandoned-"+tv.name, "CompleteAbort")
 			// The producer that walked away is fenced: its commit fails.
 			if err := abandoned.EndTransaction(ctx, kgo.TryCommit); err == nil {
 				t.Fatal("commit of a timed-out transaction succeeded")

@@ -225,9 +225,10 @@ func (c *Coordinator) load(h *handle) {
 	}
 	h.mu.shard, h.mu.status = s, statusActive
 	jobs := s.loaded(c.nowMs())
+	ids := len(s.txns)
 	h.mu.Unlock()
 	c.log.Info("loaded __transaction_state partition", "partition", h.id, "records", records, "skipped", skipped,
-		"transactional_ids", len(s.txns), "pending_markers", len(jobs), "took", time.Since(start))
+		"transactional_ids", ids, "pending_markers", len(jobs), "took", time.Since(start))
 	for _, job := range jobs {
 		c.runJob(h, s, job)
 	}

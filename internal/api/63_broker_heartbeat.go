@@ -1,0 +1,44 @@
+package api
+
+// BrokerHeartbeat (key 63), versions 0-2: a broker tells the active
+// controller it is alive.
+//
+// Behavior:
+//   - Only the active controller answers; others answer NOT_CONTROLLER.
+//   - A heartbeat from an unregistered broker answers
+//     BROKER_ID_NOT_REGISTERED (the broker registers again).
+//   - A fenced broker's heartbeat unfences it; is_fenced in the answer tells
+//     the broker whether it may serve.
+//   - Brokers silent for broker.session.timeout.ms are fenced by the active
+//     controller (controller/liveness.go).
+
+import (
+	"errors"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-streaming/samsa/internal/controller"
+)
+
+func init() { register(63, 0, 2, handleBrokerHeartbeat) }
+
+func handleBrokerHeartbeat(b *Broker, c *call, r kmsg.Request) {
+	req := r.(*kmsg.BrokerHeartbeatRequest)
+	resp := kmsg.NewPtrBrokerHeartbeatResponse()
+	err := b.Controller.Heartbeat(req.BrokerID, b.Now())
+	switch {
+	case err == nil:
+		if br := b.Image().Broker(req.BrokerID); br != nil {
+			resp.IsFenced = br.Fenced
+		}
+		resp.IsCaughtUp = true
+	case errors.Is(err, controller.ErrNotActive):
+		resp.ErrorCode = kerr.NotController.Code
+	case errors.Is(err, controller.ErrUnknownBroker):
+		resp.ErrorCode = kerr.BrokerIDNotRegistered.Code
+	default:
+		resp.ErrorCode = kerr.UnknownServerError.Code
+	}
+	c.reply(resp)
+}
