@@ -25,7 +25,13 @@ func newClient(t *testing.T, seeds []string, opts ...kgo.Opt) *kgo.Client {
 
 // metadataOf asks one node (only) for its metadata.
 func metadataOf(ctx context.Context, t *testing.T, addr string) (*kmsg.MetadataResponse, error) {
-	cl := newClient(t, []string{addr})
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
 	req := kmsg.NewPtrMetadataRequest()
 	resp, err := cl.SeedBrokers()[0].Request(ctx, req)
 	if err != nil {
@@ -213,4 +219,129 @@ func TestThreeNodeQuorum(t *testing.T) {
 		}
 		return errors.New("restarted node does not see the topic created while it was down")
 	})
+}
+
+// topicIDs is each topic's id as a node reports it.
+func topicIDs(ctx context.Context, t *testing.T, addr string) (map[string][16]byte, error) {
+	md, err := metadataOf(ctx, t, addr)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][16]byte{}
+	for _, topic := range md.Topics {
+		if topic.Topic != nil {
+			out[*topic.Topic] = topic.TopicID
+		}
+	}
+	return out, nil
+}
+
+func TestQuorumMinorityAndFullRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts server processes")
+	}
+	c := StartCluster(t, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	adm := kadm.NewClient(newClient(t, c.Addrs()))
+	if _, err := adm.CreateTopic(ctx, 3, 1, nil, "before"); err != nil {
+		t.Fatal(err)
+	}
+	md, err := metadataOf(ctx, t, c.Nodes[0].Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldController := md.ControllerID
+	paused := c.Nodes[oldController-1]
+
+	// Pause the active controller: it is cut off (a minority of one); the
+	// majority elects another controller and keeps committing.
+	paused.Pause()
+	var majority []string
+	for _, n := range c.Nodes {
+		if n != paused {
+			majority = append(majority, n.Addr())
+		}
+	}
+	WaitFor(t, 60*time.Second, func() error {
+		rctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		defer cancel()
+		// A fresh client each try: a cached controller id would keep
+		// pointing at the paused node, which never refuses, only stalls.
+		cl, err := kgo.NewClient(kgo.SeedBrokers(majority...))
+		if err != nil {
+			return err
+		}
+		defer cl.Close()
+		resp, err := kadm.NewClient(cl).CreateTopics(rctx, 1, 1, nil, "during-pause")
+		if err != nil {
+			return err
+		}
+		if err := resp["during-pause"].Err; err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+			return err
+		}
+		return nil
+	})
+	md, err = metadataOf(ctx, t, majority[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if md.ControllerID == oldController {
+		t.Fatalf("the paused node %d is still the controller", oldController)
+	}
+	// Resumed, the old controller learns of the new term and follows.
+	paused.Resume()
+	WaitFor(t, 60*time.Second, func() error {
+		ids, err := topicIDs(ctx, t, paused.Addr())
+		if err != nil {
+			return err
+		}
+		if _, ok := ids["during-pause"]; !ok {
+			return errors.New("resumed node lacks the topic committed while it was paused")
+		}
+		md, err := metadataOf(ctx, t, paused.Addr())
+		if err != nil {
+			return err
+		}
+		if md.ControllerID == oldController {
+			return errors.New("resumed node still believes it is the controller")
+		}
+		return nil
+	})
+
+	// Restart every node: the metadata image comes back identical.
+	want, err := topicIDs(ctx, t, c.Nodes[0].Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range c.Nodes {
+		n.Stop()
+	}
+	var restarted = make(chan struct{}, len(c.Nodes))
+	for _, n := range c.Nodes {
+		go func() {
+			n.Start()
+			restarted <- struct{}{}
+		}()
+	}
+	for range c.Nodes {
+		<-restarted
+	}
+	for _, n := range c.Nodes {
+		WaitFor(t, 60*time.Second, func() error {
+			got, err := topicIDs(ctx, t, n.Addr())
+			if err != nil {
+				return err
+			}
+			if len(got) != len(want) {
+				return fmt.Errorf("node %s has %d topics after restart, want %d", n.Addr(), len(got), len(want))
+			}
+			for name, id := range want {
+				if got[name] != id {
+					return fmt.Errorf("topic %s has id %x after restart, want %x", name, got[name], id)
+				}
+			}
+			return nil
+		})
+	}
 }

@@ -120,6 +120,18 @@
 // <topic>-<partition>.<32 hex digits>-delete for the same delay. Startup
 // removes whatever such files and directories a previous run left.
 //
+// # Compaction
+//
+// The log cleaner (cleaner.go) rewrites closed segments of logs with
+// cleanup.policy=compact, keeping offsets (a cleaned log has gaps) and
+// batch headers. A cleaned segment is written as <base>.log.cleaned,
+// .index.cleaned, .timeindex.cleaned and .txnindex.cleaned, renamed *.swap,
+// and swapped in for the segments it replaces, which are renamed *.deleted;
+// Open finishes or undoes a swap a crash interrupted (cleaner_swap.go). A
+// batch the cleaner rewrote with tombstones or a marker to drop later has
+// attribute bit 6 set and its delete horizon as baseTimestamp (KIP-534).
+// Progress is kept per log dir in cleaner-offset-checkpoint.
+//
 // # .kafka_cleanshutdown (each log dir)
 //
 // Present only between a clean shutdown and the next startup; its content is
