@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -83,3 +84,7 @@ func offsetOrDash(offset int64) string {
 	}
 	return strconv.FormatInt(offset, 10)
 }
+
+// kafkaUUID renders a topic id as Kafka does (Uuid.toString): URL-safe
+// base64 without padding.
+func kafkaUUID(id [16]byte) string { return base64.RawURLEncoding.EncodeToString(id[:]) }

@@ -70,7 +70,7 @@ func newTopicsListCommand(opts *globalOptions) *cobra.Command {
 				}
 				summaries = append(summaries, topicSummary{
 					Topic:             d.Topic,
-					ID:                d.ID.String(),
+					ID:                kafkaUUID(d.ID),
 					Partitions:        len(d.Partitions),
 					ReplicationFactor: d.Partitions.NumReplicas(),
 					Internal:          d.IsInternal,
@@ -143,7 +143,7 @@ num.partitions and default.replication.factor apply.`,
 			default:
 				return fmt.Errorf("create topic %q: %w", topic, kafkaError(err, response.ErrMessage))
 			}
-			result.ID = response.ID.String()
+			result.ID = kafkaUUID(response.ID)
 			result.Partitions = response.NumPartitions
 			result.ReplicationFactor = response.ReplicationFactor
 			out := cmd.OutOrStdout()

@@ -148,7 +148,7 @@ func buildDescribedTopics(metadata kadm.Metadata, configs map[string]map[string]
 	for _, topic := range metadata.Topics.Sorted() {
 		d := describedTopic{
 			Topic:             topic.Topic,
-			ID:                topic.ID.String(),
+			ID:                kafkaUUID(topic.ID),
 			Internal:          topic.IsInternal,
 			ReplicationFactor: topic.Partitions.NumReplicas(),
 			Configs:           configs[topic.Topic],

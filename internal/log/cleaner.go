@@ -84,6 +84,10 @@ type cleanStats struct {
 	segmentsReplaced             int
 	bufferUtilization            float64
 	mapDuration, duration        time.Duration
+	// openTxnOffset is the first offset of the oldest open transaction the
+	// pass found (-1 for none): nothing from there on can be cleaned until
+	// it ends.
+	openTxnOffset int64
 }
 
 // cleanTarget is the log and range one pass cleans.
@@ -100,7 +104,7 @@ type cleanTarget struct {
 // clean runs one pass over target.
 func (c *cleanerThread) clean(ctx context.Context, target cleanTarget) (cleanStats, error) {
 	start := c.clock()
-	stats := cleanStats{endOffset: target.firstDirtyOffset}
+	stats := cleanStats{endOffset: target.firstDirtyOffset, openTxnOffset: -1}
 	l := target.log
 	if target.isCurrent == nil {
 		target.isCurrent = func() bool { return true }
@@ -125,6 +129,7 @@ func (c *cleanerThread) clean(ctx context.Context, target cleanTarget) (cleanSta
 		return stats, err
 	}
 	upper := target.firstUncleanableOffset
+	stats.openTxnOffset = producers.firstOpenTxnOffset
 	if open := producers.firstOpenTxnOffset; open >= 0 && open < upper {
 		upper = segs[segmentFor(segs, open)].baseOffset
 	}
@@ -135,7 +140,11 @@ func (c *cleanerThread) clean(ctx context.Context, target cleanTarget) (cleanSta
 		return stats, err
 	}
 	stats.mapDuration = c.clock().Sub(start)
-	endOffset := max(c.offsets.latestOffset+1, target.firstDirtyOffset)
+	if c.offsets.latestOffset < target.firstDirtyOffset {
+		return stats, fmt.Errorf("log: the offset map (%d keys) cannot hold the keys of one batch at offset %d; "+
+			"raise log.cleaner.dedupe.buffer.size or lower log.cleaner.threads", c.offsets.maxEntries, target.firstDirtyOffset)
+	}
+	endOffset := c.offsets.latestOffset + 1
 	groups, err := groupSegments(segs, endOffset, upper, cfg)
 	if err != nil {
 		return stats, err

@@ -67,7 +67,7 @@ func BenchmarkCleaner(b *testing.B) {
 			copyDir(b, template, dir)
 			l := openLog(b, vfs.Default, dir, cfg, OpenOptions{Clock: clock.Now, HadCleanShutdown: true})
 			l.UpdateHighWatermark(l.LogEndOffset())
-			ltc, err := newLogToClean(l, 0, clock.Now().UnixMilli())
+			ltc, err := newLogToClean(l, 0, clock.Now().UnixMilli(), -1)
 			if err != nil {
 				b.Fatal(err)
 			}

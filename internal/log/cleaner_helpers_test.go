@@ -178,7 +178,7 @@ func testCleaner(clock *testClock) *cleanerThread {
 // cleanOnce runs one pass over l from firstDirty, as the manager would.
 func cleanOnce(t testing.TB, c *cleanerThread, l *Log, clock *testClock, firstDirty int64) cleanStats {
 	t.Helper()
-	ltc, err := newLogToClean(l, firstDirty, clock.Now().UnixMilli())
+	ltc, err := newLogToClean(l, firstDirty, clock.Now().UnixMilli(), -1)
 	if err != nil {
 		t.Fatal(err)
 	}

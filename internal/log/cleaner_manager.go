@@ -32,10 +32,20 @@ type logCleaner struct {
 		// checkpoints holds each log dir's cleaner-offset-checkpoint, read
 		// on first use.
 		checkpoints map[string]map[TopicPartition]cleanerCheckpoint
+		// openTxns bounds, for a while, the cleanable section of logs whose
+		// last pass stopped at an open transaction (the role of Kafka's last
+		// stable offset), so they are not picked again for nothing.
+		openTxns map[*Log]openTxnBound
 		// passes counts finished passes; lastStats describes the last.
 		passes    int
 		lastStats cleanStats
 	}
+}
+
+// openTxnBound is the first offset of an open transaction a pass found,
+// trusted until expiresMs (a backoff later), when the log is scanned again.
+type openTxnBound struct {
+	offset, expiresMs int64
 }
 
 // cleanerCheckpoint is a partition's first dirty offset and the log it was
@@ -51,6 +61,7 @@ func newLogCleaner(m *Manager, opts CleanerOptions) *logCleaner {
 	c.mu.inProgress = map[TopicPartition]bool{}
 	c.mu.uncleanable = map[*Log]bool{}
 	c.mu.checkpoints = map[string]map[TopicPartition]cleanerCheckpoint{}
+	c.mu.openTxns = map[*Log]openTxnBound{}
 	return c
 }
 
@@ -81,7 +92,7 @@ func (c *logCleaner) start(ctx context.Context) {
 }
 
 // cleanFilthiest cleans the dirtiest log, if one qualifies, and reports
-// whether it did.
+// whether it made progress.
 func (c *logCleaner) cleanFilthiest(ctx context.Context, t *cleanerThread) bool {
 	target, tp, logDir, ok := c.grabFilthiest(c.m.opts.Clock())
 	if !ok {
@@ -89,7 +100,7 @@ func (c *logCleaner) cleanFilthiest(ctx context.Context, t *cleanerThread) bool 
 	}
 	stats, err := t.clean(ctx, target)
 	c.doneCleaning(tp, logDir, target, stats, err)
-	return err == nil
+	return err == nil && stats.endOffset > target.firstDirtyOffset
 }
 
 // logToClean is a candidate log and its dirty section (Kafka's LogToClean).
@@ -127,7 +138,11 @@ func (c *logCleaner) grabFilthiest(now time.Time) (cleanTarget, TopicPartition, 
 		if force {
 			c.setCheckpointLocked(ml.logDir, tp, l, firstDirty)
 		}
-		ltc, err := newLogToClean(l, firstDirty, nowMs)
+		openTxn := int64(-1)
+		if b, ok := c.mu.openTxns[l]; ok && b.expiresMs > nowMs {
+			openTxn = b.offset
+		}
+		ltc, err := newLogToClean(l, firstDirty, nowMs, openTxn)
 		if err != nil {
 			c.m.logger.Warn("log cleaner cannot size log; marking it uncleanable", "partition", tp, "err", err)
 			c.mu.uncleanable[l] = true
@@ -167,14 +182,19 @@ func firstDirtyOffset(l *Log, checkpoint int64, ok bool) (offset int64, force bo
 }
 
 // newLogToClean sizes the dirty section of l from firstDirty (Kafka's
-// cleanableOffsets, calculateCleanableBytes and maxCompactionDelay).
-func newLogToClean(l *Log, firstDirty, nowMs int64) (logToClean, error) {
+// cleanableOffsets, calculateCleanableBytes and maxCompactionDelay). openTxn
+// is the first offset of a transaction known to be open, or -1.
+func newLogToClean(l *Log, firstDirty, nowMs, openTxn int64) (logToClean, error) {
 	cfg := l.Config().Compaction
 	segs := l.segmentsSnapshot()
 	active := len(segs) - 1
 	// The first uncleanable offset: never the active segment, nothing at or
-	// above the high watermark, no segment younger than the minimum lag.
+	// above the high watermark or an open transaction, no segment younger
+	// than the minimum lag.
 	uncleanable := min(l.HighWatermark(), segs[active].baseOffset)
+	if openTxn >= 0 {
+		uncleanable = min(uncleanable, openTxn)
+	}
 	if cfg.MinCompactionLagMs > 0 {
 		for i := segmentFor(segs, firstDirty); i < active; i++ {
 			largest, err := segs[i].maxTimestampSoFar()
@@ -254,6 +274,11 @@ func (c *logCleaner) doneCleaning(tp TopicPartition, logDir string, target clean
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.mu.inProgress, tp)
+	if stats.openTxnOffset >= 0 {
+		c.mu.openTxns[l] = openTxnBound{offset: stats.openTxnOffset, expiresMs: c.m.opts.Clock().UnixMilli() + c.opts.BackoffMs}
+	} else {
+		delete(c.mu.openTxns, l)
+	}
 	switch {
 	case err == nil:
 		c.mu.passes++

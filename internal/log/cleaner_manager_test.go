@@ -99,3 +99,52 @@ func TestCleanerManager(t *testing.T) {
 		t.Fatalf("checkpoint after restart: %d %v", off, ok)
 	}
 }
+
+// TestCleanerOpenTransaction: a log whose oldest transaction is still open
+// is cleaned only up to it, is not picked again and again for nothing, and
+// is cleaned further once the transaction ends.
+func TestCleanerOpenTransaction(t *testing.T) {
+	clock := newTestClock()
+	opts := managerOptions(clock)
+	opts.TopicConfig = func(string) Config { return compactConfig() }
+	opts.Cleaner = CleanerOptions{Enable: true, Threads: 1, BackoffMs: 20, DedupeBufferSize: 1 << 20}
+	m, err := NewManager(vfs.Default, []string{filepath.Join(t.TempDir(), "d1")}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Shutdown()
+	tp := TopicPartition{"compacted", 0}
+	l, err := m.Create(tp, [16]byte{1}, compactConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod := newModel()
+	for i := 0; i < 100; i++ {
+		mod.appendKV(t, l, clock.Now().UnixMilli(), kv{fmt.Sprintf("k%d", i%5), val(fmt.Sprint(i))})
+	}
+	open := mustAppend(t, l, keyedBatchOpts(t, producerOpts(5, 0, 0, true), clock.Now().UnixMilli(), kv{"t", val("open")}), 0)
+	for i := 0; i < 100; i++ {
+		mod.appendKV(t, l, clock.Now().UnixMilli(), kv{fmt.Sprintf("k%d", i%5), val(fmt.Sprint("after", i))})
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	m.Start(ctx)
+	segs := l.segmentsSnapshot()
+	holder := segs[segmentFor(segs, open.BaseOffset)].baseOffset
+	waitFor(t, "cleaning up to the open transaction", func() bool {
+		off, ok := m.CleanerCheckpoint(tp)
+		return ok && off == holder
+	})
+	passes := m.CleanerPasses()
+	time.Sleep(200 * time.Millisecond)
+	if extra := m.CleanerPasses() - passes; extra > 12 {
+		t.Fatalf("%d passes in 200 ms over a log blocked by an open transaction", extra)
+	}
+	appendMarkerTo(t, l, 5)
+	clock.Advance(time.Second) // past the backoff that keeps the log's open transaction in mind
+	active := l.segmentsSnapshot()[l.NumSegments()-1].baseOffset
+	waitFor(t, "cleaning past the ended transaction", func() bool {
+		off, ok := m.CleanerCheckpoint(tp)
+		return ok && off == active
+	})
+}

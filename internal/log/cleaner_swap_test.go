@@ -108,7 +108,7 @@ func TestCleanerSwapCrash(t *testing.T) {
 		l := openLog(t, ffs, dir, cfg, OpenOptions{Clock: clock.Now, HadCleanShutdown: true})
 		l.UpdateHighWatermark(l.LogEndOffset())
 		ffs.Inject(vfs.Fault{Ops: mutatingOps, PathContains: dir, Err: vfs.ErrIO, Skip: crashAt})
-		ltc, err := newLogToClean(l, 0, clock.Now().UnixMilli())
+		ltc, err := newLogToClean(l, 0, clock.Now().UnixMilli(), -1)
 		if err == nil {
 			_, err = testCleaner(clock).clean(context.Background(), ltc.target)
 		}
@@ -165,7 +165,7 @@ func TestCleanerSwapAborted(t *testing.T) {
 	l := openLog(t, mem, dir, cfg, OpenOptions{Clock: clock.Now})
 	defer l.Close()
 	l.UpdateHighWatermark(l.LogEndOffset())
-	ltc, err := newLogToClean(l, 0, clock.Now().UnixMilli())
+	ltc, err := newLogToClean(l, 0, clock.Now().UnixMilli(), -1)
 	if err != nil {
 		t.Fatal(err)
 	}

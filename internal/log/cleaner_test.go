@@ -192,7 +192,7 @@ func TestCleanCompactionLags(t *testing.T) {
 	for i := 0; i < 100; i++ {
 		m.appendKV(t, l, clock.Now().UnixMilli(), kv{fmt.Sprintf("k%d", i%3), val(fmt.Sprint("young", i))})
 	}
-	ltc, err := newLogToClean(l, 0, clock.Now().UnixMilli())
+	ltc, err := newLogToClean(l, 0, clock.Now().UnixMilli(), -1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,12 +226,12 @@ func TestCleanCompactionLags(t *testing.T) {
 	if err := l2.Roll(); err != nil {
 		t.Fatal(err)
 	}
-	ltc, _ = newLogToClean(l2, cleaned, clock.Now().UnixMilli())
+	ltc, _ = newLogToClean(l2, cleaned, clock.Now().UnixMilli(), -1)
 	if ltc.needCompactionNow || ltc.ratio() > cfg.Compaction.MinCleanableDirtyRatio || ltc.cleanableByte == 0 {
 		t.Fatalf("slightly dirty log cleanable: ratio %.2f now %v", ltc.ratio(), ltc.needCompactionNow)
 	}
 	clock.Advance(2 * time.Hour)
-	if ltc, _ = newLogToClean(l2, cleaned, clock.Now().UnixMilli()); !ltc.needCompactionNow {
+	if ltc, _ = newLogToClean(l2, cleaned, clock.Now().UnixMilli(), -1); !ltc.needCompactionNow {
 		t.Fatal("dirty data past max.compaction.lag.ms does not force cleaning")
 	}
 }

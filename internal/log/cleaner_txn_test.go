@@ -29,6 +29,16 @@ func appendMarker(t *testing.T, l *Log, pid int64, epoch int16, typ record.Contr
 	return r.BaseOffset
 }
 
+// appendMarkerTo commits producer pid's transaction and rolls, so the
+// marker's segment can be cleaned.
+func appendMarkerTo(t *testing.T, l *Log, pid int64) {
+	t.Helper()
+	appendMarker(t, l, pid, 0, record.ControlCommit, 1_700_000_000_000)
+	if err := l.Roll(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // batchAt returns the header of the batch holding offset, if any.
 func batchAt(headers []record.Header, offset int64) (record.Header, bool) {
 	for _, h := range headers {
