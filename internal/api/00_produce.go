@@ -13,10 +13,21 @@ package api
 //     limit (socket.request.max.bytes) is enforced by the network layer.
 //   - Unknown topics or partitions answer UNKNOWN_TOPIC_OR_PARTITION (produce
 //     never auto-creates); internal topics answer INVALID_TOPIC_EXCEPTION.
-//   - Idempotent batches are deduplicated per producer (last 5 batches), with
-//     OUT_OF_ORDER_SEQUENCE_NUMBER and INVALID_PRODUCER_EPOCH as in Kafka.
-//   - acks=0 sends no response. With one replica, acks=1 and acks=-1 both
-//     answer once the batch is in the log (the page cache).
+//   - Idempotent batches are deduplicated per producer: a retry of one of
+//     the producer's last 5 batches answers its original offset and writes
+//     nothing. A gap in sequence numbers, or a new epoch not starting at 0,
+//     answers OUT_OF_ORDER_SEQUENCE_NUMBER; an epoch older than the
+//     producer's INVALID_PRODUCER_EPOCH (the retriable error; Kafka keeps the
+//     fatal PRODUCER_FENCED for the coordinator). A producer id the partition
+//     does not know (new, expired after producer.id.expiration.ms, or its
+//     batches deleted) may start at any sequence, as since KIP-360 (so
+//     UNKNOWN_PRODUCER_ID is never answered), except a transactions-v2
+//     producer, which must start at 0. The producer state survives restarts
+//     (producer snapshots, see package partition).
+//   - acks=0 sends no response; acks=1 answers once the batch is in the
+//     leader's log (the page cache); acks=-1 once every in-sync replica has
+//     it, refusing it with NOT_ENOUGH_REPLICAS when the ISR is smaller than
+//     min.insync.replicas (produce_delayed.go).
 //   - Transactional batches need a transactional id (else
 //     TRANSACTIONAL_ID_AUTHORIZATION_FAILED) and, unless the producer already
 //     has a transaction open in the partition at the batch's epoch, the
@@ -74,7 +85,7 @@ func handleProduce(b *Broker, c *call, r kmsg.Request) {
 		c.req.Respond(network.NoResponse)
 		return
 	}
-	c.reply(resp)
+	b.replyProduce(c, req, resp)
 }
 
 func produceToPartition(b *Broker, req *kmsg.ProduceRequest, topic string, rp *kmsg.ProduceRequestTopicPartition, sp *kmsg.ProduceResponseTopicPartition, nowMs int64) {
@@ -104,6 +115,10 @@ func produceToPartition(b *Broker, req *kmsg.ProduceRequest, topic string, rp *k
 	if err != nil {
 		sp.ErrorCode = record.KafkaErrorCode(err)
 		sp.ErrorMessage = strptr(err.Error())
+		return
+	}
+	if code := checkMinInsyncReplicas(req, p); code != nil {
+		sp.ErrorCode = code.Code
 		return
 	}
 	opts := partition.AppendOptions{LogAppendTime: -1, Origin: partition.OriginClient}

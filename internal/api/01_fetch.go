@@ -80,6 +80,7 @@ func handleFetch(b *Broker, c *call, r kmsg.Request) {
 	op := &fetchOp{
 		b: b, c: c, req: req, targets: targets, session: session,
 		readCommitted: c.version >= 4 && req.IsolationLevel == 1,
+		replicaID:     fetchReplicaID(c.version, req),
 	}
 	results, bytes, hasError := op.read()
 	if bytes >= int64(req.MinBytes) || req.MaxWaitMillis <= 0 || hasError || len(targets) == 0 {
@@ -97,6 +98,9 @@ type fetchOp struct {
 	targets       []fetchTarget
 	session       *fetchSession
 	readCommitted bool
+	// replicaID is the follower fetching (fetch_replica.go), -1 for a
+	// consumer.
+	replicaID int32
 
 	done    atomic.Bool
 	pending atomic.Int64
@@ -144,6 +148,9 @@ func (op *fetchOp) read() (results []fetchPartitionResult, total int64, hasError
 		upper := res.highWatermark
 		if op.readCommitted {
 			upper = res.lastStable
+		}
+		if op.replicaID >= 0 {
+			upper, res.highWatermark, res.lastStable = followerFetch(p, op.replicaID, t.offset)
 		}
 		limit := int64(t.maxBytes)
 		if limit > remaining {

@@ -72,7 +72,7 @@ type Broker struct {
 func (b *Broker) BeginShutdown() {
 	b.closing.Store(true)
 	b.parked.Range(func(key, _ any) bool {
-		key.(*fetchOp).expire()
+		key.(interface{ expire() }).expire()
 		return true
 	})
 }

@@ -55,11 +55,12 @@ func writeFetchResponse(version int16, errorCode int16, sessionID int32, results
 			if version >= 5 {
 				w.int64(r.logStartOffset)
 			}
-			// Aborted transactions: null for read_uncommitted.
+			// Aborted transactions: null for read_uncommitted and errors.
+			nullAborted := !r.readCommitted || r.errorCode != 0
 			switch {
-			case !r.readCommitted && flexible:
+			case nullAborted && flexible:
 				w.uvarint(0)
-			case !r.readCommitted:
+			case nullAborted:
 				w.int32(-1)
 			default:
 				w.arrayLen(len(r.aborted), flexible)

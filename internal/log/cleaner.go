@@ -292,14 +292,14 @@ func groupSegments(segs []*segment, endOffset, upper int64, cfg Config) ([]segme
 		logBytes := first.size.Load()
 		offsetIndexBytes, timeIndexBytes, err := indexBytes(first)
 		if err != nil {
-			return nil, err
+			return nil, abortIfClosed(first, err)
 		}
 		j := i + 1
 		for ; j < n; j++ {
 			s := segs[j]
 			oib, tib, err := indexBytes(s)
 			if err != nil {
-				return nil, err
+				return nil, abortIfClosed(s, err)
 			}
 			lastOffset := upper - 1
 			if j+1 < len(segs) {

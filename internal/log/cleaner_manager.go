@@ -105,18 +105,18 @@ func (c *logCleaner) cleanFilthiest(ctx context.Context, t *cleanerThread) bool 
 
 // logToClean is a candidate log and its dirty section (Kafka's LogToClean).
 type logToClean struct {
-	target                    cleanTarget
-	cleanBytes, cleanableByte int64
-	needCompactionNow         bool
+	target                     cleanTarget
+	cleanBytes, cleanableBytes int64
+	needCompactionNow          bool
 }
 
-func (ltc logToClean) totalBytes() int64 { return ltc.cleanBytes + ltc.cleanableByte }
+func (ltc logToClean) totalBytes() int64 { return ltc.cleanBytes + ltc.cleanableBytes }
 
 func (ltc logToClean) ratio() float64 {
 	if ltc.totalBytes() == 0 {
 		return 0
 	}
-	return float64(ltc.cleanableByte) / float64(ltc.totalBytes())
+	return float64(ltc.cleanableBytes) / float64(ltc.totalBytes())
 }
 
 // grabFilthiest picks the log to clean next and marks it in progress.
@@ -143,12 +143,15 @@ func (c *logCleaner) grabFilthiest(now time.Time) (cleanTarget, TopicPartition, 
 			openTxn = b.offset
 		}
 		ltc, err := newLogToClean(l, firstDirty, nowMs, openTxn)
+		if errors.Is(err, ErrClosed) {
+			continue // a segment went meanwhile; look again next time
+		}
 		if err != nil {
 			c.m.logger.Warn("log cleaner cannot size log; marking it uncleanable", "partition", tp, "err", err)
 			c.mu.uncleanable[l] = true
 			continue
 		}
-		if ltc.totalBytes() == 0 || !((ltc.needCompactionNow && ltc.cleanableByte > 0) || ltc.ratio() > cfg.Compaction.MinCleanableDirtyRatio) {
+		if ltc.totalBytes() == 0 || !((ltc.needCompactionNow && ltc.cleanableBytes > 0) || ltc.ratio() > cfg.Compaction.MinCleanableDirtyRatio) {
 			continue
 		}
 		if best == nil || ltc.ratio() > best.ratio() {
@@ -224,10 +227,10 @@ func newLogToClean(l *Log, firstDirty, nowMs, openTxn int64) (logToClean, error)
 			ltc.cleanBytes += s.size.Load()
 		}
 		if s.baseOffset < firstUncleanable && next > from {
-			ltc.cleanableByte += s.size.Load()
+			ltc.cleanableBytes += s.size.Load()
 		}
 	}
-	if cfg.MaxCompactionLagMs < math.MaxInt64 && ltc.cleanableByte > 0 {
+	if cfg.MaxCompactionLagMs < math.MaxInt64 && ltc.cleanableBytes > 0 {
 		delay, err := maxCompactionDelay(segs, firstDirty, nowMs, cfg.MaxCompactionLagMs)
 		if err != nil {
 			return logToClean{}, err
@@ -292,7 +295,7 @@ func (c *logCleaner) doneCleaning(tp TopicPartition, logDir string, target clean
 				"records_read", stats.recordsRead, "records_kept", stats.recordsKept,
 				"map_utilization", stats.bufferUtilization, "duration", stats.duration)
 		}
-	case errors.Is(err, errCleaningAborted):
+	case errors.Is(err, errCleaningAborted) || errors.Is(err, ErrClosed):
 		l.logger.Info("log cleaning aborted", "first_dirty_offset", target.firstDirtyOffset)
 	case errors.Is(err, ErrStorage):
 		// The log is offline, or the disk refused the cleaned files.

@@ -227,11 +227,54 @@ func TestCleanCompactionLags(t *testing.T) {
 		t.Fatal(err)
 	}
 	ltc, _ = newLogToClean(l2, cleaned, clock.Now().UnixMilli(), -1)
-	if ltc.needCompactionNow || ltc.ratio() > cfg.Compaction.MinCleanableDirtyRatio || ltc.cleanableByte == 0 {
+	if ltc.needCompactionNow || ltc.ratio() > cfg.Compaction.MinCleanableDirtyRatio || ltc.cleanableBytes == 0 {
 		t.Fatalf("slightly dirty log cleanable: ratio %.2f now %v", ltc.ratio(), ltc.needCompactionNow)
 	}
 	clock.Advance(2 * time.Hour)
 	if ltc, _ = newLogToClean(l2, cleaned, clock.Now().UnixMilli(), -1); !ltc.needCompactionNow {
 		t.Fatal("dirty data past max.compaction.lag.ms does not force cleaning")
+	}
+}
+
+// TestCompactAndDelete: with cleanup.policy=compact,delete both apply:
+// retention.bytes removes the oldest (cleaned) segments, and a cleaner
+// checkpoint left below the new log start resumes from the log start.
+func TestCompactAndDelete(t *testing.T) {
+	clock := newTestClock()
+	cfg := compactConfig()
+	cfg.RetentionDelete, cfg.RetentionBytes = true, 3000
+	l := openLog(t, vfs.Default, filepath.Join(t.TempDir(), "t-0"), cfg, OpenOptions{Clock: clock.Now})
+	defer l.Close()
+	m := newModel()
+	for i := 0; i < 300; i++ {
+		m.appendKV(t, l, clock.Now().UnixMilli(), kv{fmt.Sprintf("k%d", i%50), val(fmt.Sprint(i))})
+	}
+	c := testCleaner(clock)
+	end := cleanOnce(t, c, l, clock, 0).endOffset
+	deleted, err := l.EnforceRetention(clock.Now())
+	if err != nil || deleted == 0 || l.Size() > 3000+cfg.SegmentBytes {
+		t.Fatalf("retention after cleaning: deleted %d, size %d, %v", deleted, l.Size(), err)
+	}
+	start := l.LogStartOffset()
+	if first, force := firstDirtyOffset(l, 0, true); first != start || !force {
+		t.Fatalf("checkpoint below the log start resumes at %d (force %v), want %d", first, force, start)
+	}
+	if first, force := firstDirtyOffset(l, l.LogEndOffset()+5, true); first != start || !force {
+		t.Fatalf("checkpoint past the log end resumes at %d (force %v)", first, force)
+	}
+	for off := range m.records {
+		if off < start {
+			delete(m.records, off)
+		}
+	}
+	checkLog(t, l)
+	got, _ := readRecords(t, l)
+	for _, r := range got {
+		if want := m.records[r.offset]; want.key != r.key || string(want.value) != string(r.value) {
+			t.Fatalf("record at %d is %q=%q, appended %q=%q", r.offset, r.key, r.value, want.key, want.value)
+		}
+	}
+	if end2 := cleanOnce(t, c, l, clock, start).endOffset; end2 < end {
+		t.Fatalf("cleaning after retention ended at %d, before at %d", end2, end)
 	}
 }

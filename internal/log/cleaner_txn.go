@@ -187,7 +187,7 @@ func scanProducers(ctx context.Context, segs []*segment) (*producerScan, error) 
 		}
 		file, err := s.file()
 		if err != nil {
-			return nil, err
+			return nil, abortIfClosed(s, err)
 		}
 		sc := newHeaderScanner(file, size)
 		for pos := int64(0); ; {
@@ -196,7 +196,7 @@ func scanProducers(ctx context.Context, segs []*segment) (*producerScan, error) 
 				break
 			}
 			if err != nil {
-				return nil, err
+				return nil, abortIfClosed(s, err)
 			}
 			pos += int64(h.Size())
 			if h.HasProducerID() {

@@ -17,6 +17,8 @@
 //	    00000000000000000000.log         segment with base offset 0
 //	    00000000000000000000.index
 //	    00000000000000000000.timeindex
+//	    00000000000000000000.txnindex    aborted transactions (format in txnindex.go)
+//	    00000000000000004096.snapshot    producer state at 4096 (snapshot.go, package partition)
 //	    00000000000000004096.log         next segment: base offset 4096
 //	    ...
 //	    leader-epoch-checkpoint

@@ -40,7 +40,10 @@ func TestEpochCacheAssign(t *testing.T) {
 	if err := c.Assign(-1, 5); err == nil {
 		t.Fatal("negative epoch accepted")
 	}
-	// Persisted, and read back.
+	// Assign changes memory only; Flush persists, and the file reads back.
+	if err := c.Flush(); err != nil {
+		t.Fatal(err)
+	}
 	d, err := openEpochCache(vfs.Default, c.path)
 	if err != nil || !equalEntries(d.Entries(), c.Entries()) {
 		t.Fatalf("reloaded %v %v", d.Entries(), err)

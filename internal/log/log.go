@@ -288,13 +288,14 @@ func (l *Log) Append(batches []byte, leaderEpoch int32) (AppendResult, error) {
 	if err != nil {
 		return AppendResult{}, err
 	}
-	if err := l.appendLocked(batches, info); err != nil {
-		return AppendResult{}, err
-	}
-	if leaderEpoch >= 0 {
-		if err := l.epochs.Assign(leaderEpoch, info.firstOffset); err != nil {
-			return AppendResult{}, l.fail(err)
+	assignEpoch := func() error {
+		if leaderEpoch < 0 {
+			return nil
 		}
+		return l.epochs.Assign(leaderEpoch, info.firstOffset)
+	}
+	if err := l.appendLocked(batches, info, assignEpoch); err != nil {
+		return AppendResult{}, err
 	}
 	return l.resultLocked(batches, info), l.maybeFlushLocked()
 }
@@ -317,16 +318,19 @@ func (l *Log) AppendAsFollower(batches []byte) error {
 	if leo := l.logEndOffset.Load(); info.firstOffset < leo {
 		return fmt.Errorf("%w: first offset %d is below the log end offset %d", ErrUnexpectedAppendOffset, info.firstOffset, leo)
 	}
-	if err := l.appendLocked(batches, info); err != nil {
-		return err
+	assignEpochs := func() error {
+		for _, e := range newEpochs {
+			if latest, ok := l.epochs.LatestEpoch(); ok && e.Epoch <= latest {
+				continue
+			}
+			if err := l.epochs.Assign(e.Epoch, e.StartOffset); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
-	for _, e := range newEpochs {
-		if latest, ok := l.epochs.LatestEpoch(); ok && e.Epoch <= latest {
-			continue
-		}
-		if err := l.epochs.Assign(e.Epoch, e.StartOffset); err != nil {
-			return l.fail(err)
-		}
+	if err := l.appendLocked(batches, info, assignEpochs); err != nil {
+		return err
 	}
 	return l.maybeFlushLocked()
 }
@@ -341,8 +345,11 @@ func (l *Log) resultLocked(data []byte, info appendInfo) AppendResult {
 }
 
 // appendLocked writes the summarised batches to the active segment, rolling
-// first if needed, and publishes the new log end offset.
-func (l *Log) appendLocked(data []byte, info appendInfo) error {
+// first if needed, records their leader epochs with assignEpochs, and only
+// then publishes the new log end offset. That order is what lets flushTo
+// persist the epoch cache without taking appendMu: once a flush has read a
+// log end offset, every epoch starting below it is in the cache.
+func (l *Log) appendLocked(data []byte, info appendInfo, assignEpochs func() error) error {
 	l.mu.RLock()
 	cfg := l.mu.config
 	l.mu.RUnlock()
@@ -356,7 +363,11 @@ func (l *Log) appendLocked(data []byte, info appendInfo) error {
 	if err := seg.appendBatches(data, info.lastOffset, info.maxTimestamp, info.offsetOfMaxTs, cfg.IndexIntervalBytes); err != nil {
 		return l.fail(err)
 	}
+	epochErr := assignEpochs()
 	l.logEndOffset.Store(info.lastOffset + 1)
+	if epochErr != nil {
+		return l.fail(epochErr)
+	}
 	l.checkInvariantsLocked()
 	return nil
 }
@@ -496,9 +507,19 @@ func (l *Log) Flush() error { return l.flushTo(l.logEndOffset.Load()) }
 
 // flushTo flushes every segment holding offsets below offset that is not yet
 // flushed, then moves the recovery point up to offset.
+//
+// The leader-epoch checkpoint is written here, not in the append that
+// assigned a new epoch, so that no produce request waits for its fsync
+// (KAFKA-15046). It is written before the recovery point moves, which keeps
+// the EpochCache invariant: every epoch starting below the recovery point is
+// on disk. offset was read from the log end offset, which appends publish
+// only after assigning their epochs, so the snapshot written covers it.
 func (l *Log) flushTo(offset int64) error {
 	l.flushMu.Lock()
 	defer l.flushMu.Unlock()
+	if err := l.epochs.Flush(); err != nil {
+		return l.fail(err)
+	}
 	recoveryPoint := l.recoveryPoint.Load()
 	if offset <= recoveryPoint {
 		return nil
@@ -541,8 +562,9 @@ func (l *Log) FlushIfDue(now time.Time) error {
 	return l.Flush()
 }
 
-// Close flushes nothing, trims the active segment's indexes and closes every
-// file. Segments awaiting deletion keep their *.deleted files, which the next
+// Close flushes no segment, but writes the leader-epoch checkpoint if an
+// epoch was assigned since the last flush; it trims the active segment's
+// indexes and closes every file. Segments awaiting deletion keep their *.deleted files, which the next
 // Open removes.
 func (l *Log) Close() error {
 	l.appendMu.Lock()
@@ -554,7 +576,9 @@ func (l *Log) Close() error {
 		return nil
 	}
 	l.mu.closed = true
-	var firstErr error
+	// Assigned epochs not yet flushed are written now, so that an Open after
+	// a clean shutdown, which scans nothing, finds them.
+	firstErr := l.epochs.Flush()
 	for _, s := range l.mu.segments {
 		if err := s.close(); err != nil && firstErr == nil {
 			firstErr = err

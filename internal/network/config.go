@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"time"
 )
 
@@ -95,6 +96,13 @@ type Config struct {
 	// concurrently, still answered in order. At most 128.
 	MaxInFlightRequestsPerConnection int
 
+	// ReuseBodyAPIKeys lists the API keys whose request frames are read into
+	// pooled buffers that are reused once the request is finished (see
+	// Request.Body for when, and for the rule the handlers of these APIs must
+	// keep). Empty means every frame is a fresh allocation left to the
+	// garbage collector.
+	ReuseBodyAPIKeys []int16
+
 	// IsFlexible reports whether a request version uses the flexible (v2)
 	// request header and so a v1 response header. Nil means DefaultIsFlexible,
 	// which asks kmsg.
@@ -144,6 +152,8 @@ func (cfg Config) withDefaults() (Config, error) {
 	case cfg.MaxInFlightRequestsPerConnection < 0 || cfg.MaxInFlightRequestsPerConnection > maxInFlightRequestsPerConnectionMax:
 		return cfg, fmt.Errorf("%w: in-flight requests per connection %d outside 1..%d",
 			ErrConfig, cfg.MaxInFlightRequestsPerConnection, maxInFlightRequestsPerConnectionMax)
+	case slices.ContainsFunc(cfg.ReuseBodyAPIKeys, func(key int16) bool { return key < 0 }):
+		return cfg, fmt.Errorf("%w: negative API key in ReuseBodyAPIKeys", ErrConfig)
 	case cfg.ConnectionsMaxIdleMs < -1:
 		return cfg, fmt.Errorf("%w: connections.max.idle.ms %d", ErrConfig, cfg.ConnectionsMaxIdleMs)
 	}

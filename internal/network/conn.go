@@ -86,7 +86,20 @@ func (c *connection) readLoop() {
 	s := c.server
 	reader := bufio.NewReaderSize(&socketReader{c: c}, readBufferBytes)
 	sizeBuffer := make([]byte, 4)
+	// pooled is the pooled buffer of the frame being read, if its API key
+	// reuses bodies; frameFor chooses it.
+	var pooled *frameBuffer
+	frameFor := func(size int, apiKey int16) []byte {
+		if s.reusesBody(apiKey) {
+			pooled = getFrameBuffer(size)
+		}
+		if pooled == nil {
+			return make([]byte, size)
+		}
+		return pooled.bytes[:size]
+	}
 	for {
+		pooled = nil
 		// Wait for the next frame's first byte before waiting for an
 		// in-flight token, so that a client that goes away while its request
 		// is handled is noticed (and the handler's context cancelled) at once.
@@ -104,15 +117,21 @@ func (c *connection) readLoop() {
 			return
 		}
 		start := time.Now()
-		frame, err := readFrame(reader, s.cfg.SocketRequestMaxBytes, sizeBuffer)
+		frame, err := readFrameInto(reader, s.cfg.SocketRequestMaxBytes, sizeBuffer, frameFor)
 		s.counters.networkBusyNanos.Add(int64(time.Since(start)))
 		if err != nil {
+			if pooled != nil {
+				putFrameBuffer(pooled)
+			}
 			c.readFailed(err)
 			return
 		}
 		received := time.Now()
 		header, body, err := ParseRequestHeader(frame, s.cfg.IsFlexible)
 		if err != nil {
+			if pooled != nil {
+				putFrameBuffer(pooled)
+			}
 			s.counters.requestsRejected.Add(1)
 			c.close(slog.LevelWarn, "malformed request header", err)
 			return
@@ -128,8 +147,22 @@ func (c *connection) readLoop() {
 			connection:    c,
 			taggedFields:  responseHasTaggedFields(&header),
 			timings:       RequestTimings{Received: received},
+			frame:         pooled,
 		}
-		if !c.addPending(req) || !c.enqueue(req) {
+		if pooled != nil {
+			req.bodyHolders.Store(bodyHoldersPooled)
+		}
+		if !c.addPending(req) {
+			// Nobody else has seen the request.
+			req.releaseBody()
+			req.releaseBody()
+			return
+		}
+		if !c.enqueue(req) {
+			// No handler will see it, and as nobody will call Respond, the
+			// closed connection will not release it either.
+			req.releaseBody()
+			req.releaseBody()
 			return
 		}
 	}
@@ -144,7 +177,7 @@ func (c *connection) awaitFrame(reader *bufio.Reader) error {
 		if err == nil {
 			return nil
 		}
-		if !errors.Is(err, os.ErrDeadlineExceeded) || c.server.isStopping() || !c.hasPending() {
+		if !errors.Is(err, os.ErrDeadlineExceeded) || c.server.isStopping() || !c.hasUnanswered() {
 			return err
 		}
 	}
@@ -198,10 +231,12 @@ func (c *connection) addPending(req *Request) bool {
 	return true
 }
 
-func (c *connection) hasPending() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.mu.pending) > 0
+// hasUnanswered reports whether a request read has not had its response
+// written yet. The in-flight tokens count that, not pending: the writer takes
+// a request off pending before writing its response, and the response being
+// written keeps the connection busy.
+func (c *connection) hasUnanswered() bool {
+	return len(c.inFlight) > 0
 }
 
 // complete records req's response and wakes the writer. A second call for
@@ -219,6 +254,7 @@ func (c *connection) complete(req *Request, resp Response) {
 	if c.mu.closed {
 		c.mu.Unlock()
 		c.server.counters.responsesDropped.Add(1)
+		req.releaseBody()
 		return
 	}
 	req.response = resp
@@ -273,15 +309,20 @@ func (c *connection) close(level slog.Level, reason string, err error) {
 	c.closeOnce.Do(func() {
 		c.mu.Lock()
 		c.mu.closed = true
-		dropped := 0
+		var dropped []*Request
 		for _, req := range c.mu.pending {
 			if req.responded {
-				dropped++
+				dropped = append(dropped, req)
 			}
 		}
 		c.mu.pending = nil
 		c.mu.Unlock()
-		c.server.counters.responsesDropped.Add(uint64(dropped))
+		// Responses given to Respond before the close are dropped here; those
+		// given after it are dropped (and released) by complete.
+		for _, req := range dropped {
+			req.releaseBody()
+		}
+		c.server.counters.responsesDropped.Add(uint64(len(dropped)))
 
 		close(c.closed)
 		c.cancel()

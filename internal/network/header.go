@@ -151,11 +151,21 @@ var firstFlexibleVersions = sync.OnceValue(func() []int16 {
 	return table
 })
 
-// readFrame reads one size-prefixed frame. It checks the size against
-// maxBytes before allocating, so a hostile prefix costs nothing. sizeBuffer
-// is four bytes of scratch space. io.EOF is returned only when r ends cleanly
-// between frames; an end inside a frame is io.ErrUnexpectedEOF.
+// readFrame reads one size-prefixed frame into a fresh allocation. It checks
+// the size against maxBytes before allocating, so a hostile prefix costs
+// nothing. sizeBuffer is four bytes of scratch space. io.EOF is returned only
+// when r ends cleanly between frames; an end inside a frame is
+// io.ErrUnexpectedEOF.
 func readFrame(r io.Reader, maxBytes int32, sizeBuffer []byte) ([]byte, error) {
+	return readFrameInto(r, maxBytes, sizeBuffer, nil)
+}
+
+// readFrameInto is readFrame with the frame's buffer chosen by frameFor,
+// which is given the frame's size and API key (its first two bytes, read
+// before the buffer is chosen) and returns a slice of exactly size bytes
+// whose contents it need not clear: the frame overwrites all of them. A nil
+// frameFor allocates.
+func readFrameInto(r io.Reader, maxBytes int32, sizeBuffer []byte, frameFor func(size int, apiKey int16) []byte) ([]byte, error) {
 	if _, err := io.ReadFull(r, sizeBuffer[:4]); err != nil {
 		return nil, err
 	}
@@ -163,8 +173,22 @@ func readFrame(r io.Reader, maxBytes int32, sizeBuffer []byte) ([]byte, error) {
 	if err := checkFrameSize(size, maxBytes); err != nil {
 		return nil, err
 	}
-	frame := make([]byte, size)
-	if _, err := io.ReadFull(r, frame); err != nil {
+	// size >= minFrameBytes, so the API key is inside the frame.
+	if _, err := io.ReadFull(r, sizeBuffer[:2]); err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	apiKey := int16(binary.BigEndian.Uint16(sizeBuffer))
+	var frame []byte
+	if frameFor != nil {
+		frame = frameFor(int(size), apiKey)
+	} else {
+		frame = make([]byte, size)
+	}
+	copy(frame, sizeBuffer[:2])
+	if _, err := io.ReadFull(r, frame[2:]); err != nil {
 		if err == io.EOF {
 			err = io.ErrUnexpectedEOF
 		}

@@ -74,6 +74,9 @@ func (s *Server) runHandler(clock *handlerClock) {
 // dispatch hands one request to the Handler. Requests of connections that
 // closed while queued are skipped, as their responses could not be sent.
 func (s *Server) dispatch(req *Request, dequeued time.Time) {
+	// The handler side's hold on a pooled body ends when Handle returns (or
+	// panics), or at once for a skipped request.
+	req.releaseBody(); req.releaseBody(); req.frame = nil // MUTATION
 	c := req.connection
 	if c.isClosed() {
 		return

@@ -48,6 +48,9 @@ type Server struct {
 	// handlers receive. It is closed once every reader has exited.
 	queue    chan *Request
 	counters counters
+	// reuseBody is indexed by API key: whether its frames are pooled
+	// (Config.ReuseBodyAPIKeys).
+	reuseBody []bool
 	handlers []*handlerClock
 
 	// connectionSlots holds a token per open connection when max.connections
@@ -104,6 +107,12 @@ func NewServer(cfg Config, handler Handler, logger *slog.Logger) (*Server, error
 		stopAccepting: make(chan struct{}),
 		stopReading:   make(chan struct{}),
 		stopped:       make(chan struct{}),
+	}
+	for _, key := range cfg.ReuseBodyAPIKeys {
+		for int(key) >= len(s.reuseBody) {
+			s.reuseBody = append(s.reuseBody, false)
+		}
+		s.reuseBody[key] = true
 	}
 	s.baseContext, s.cancelBase = context.WithCancel(context.Background())
 	if cfg.MaxConnections > 0 {
@@ -404,4 +413,9 @@ func (s *Server) Stats() Stats {
 		stats.HandlerBusy += busy
 	}
 	return stats
+}
+
+// reusesBody reports whether frames of apiKey are read into pooled buffers.
+func (s *Server) reusesBody(apiKey int16) bool {
+	return apiKey >= 0 && int(apiKey) < len(s.reuseBody) && s.reuseBody[apiKey]
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net"
+	"sync/atomic"
 	"time"
 )
 
@@ -16,6 +17,22 @@ type Request struct {
 	ClientID      *string
 	// Body is the request body after the header (and after the header's
 	// tagged fields for flexible versions), ready for kmsg's ReadFrom.
+	//
+	// For the API keys in Config.ReuseBodyAPIKeys, Body lives in a pooled
+	// buffer that is reused for a later request once this one is finished,
+	// which is when both
+	//   - Handle has returned (or the request was skipped because its
+	//     connection closed before a handler took it), and
+	//   - its response has been written, or dropped: the connection closed,
+	//     and Respond was called (a response given to Respond after the close
+	//     is dropped at once).
+	// So the handler of such an API, and every delayed operation it parks,
+	// may read Body and anything decoded from it (kmsg decodes []byte fields,
+	// such as produce records, as sub-slices of Body) until it has both
+	// returned from Handle and called Respond, and must not keep a reference
+	// after that; copy what must outlive the request. A Respond that never
+	// comes leaves the buffer to the garbage collector, which is safe.
+	// Bodies of other API keys are never reused.
 	Body []byte
 	// Conn describes the connection the request arrived on.
 	Conn *ConnInfo
@@ -34,6 +51,34 @@ type Request struct {
 	// The response, guarded by connection.mu.
 	response  Response
 	responded bool
+
+	// frame is the pooled buffer Body aliases; nil when Body is not pooled.
+	frame *frameBuffer
+	// bodyHolders counts the parties that may still read Body: the handler
+	// side (until Handle returns or the request is skipped) and the response
+	// side (until it is written or dropped). The one that brings it to zero
+	// returns frame to its pool.
+	// Invariant: 0 <= bodyHolders <= 2, and frame is released exactly once.
+	bodyHolders atomic.Int32
+}
+
+// bodyHoldersPooled is bodyHolders of a request with a pooled body when the
+// reader creates it: the handler side and the response side.
+const bodyHoldersPooled = 2
+
+// releaseBody drops one holder of a pooled body; the last returns the buffer
+// to its pool. It does nothing for bodies that are not pooled.
+func (r *Request) releaseBody() {
+	if r.frame == nil {
+		return
+	}
+	remaining := r.bodyHolders.Add(-1)
+	if invariantsEnabled && remaining < 0 {
+		panic("network: request body released more often than held")
+	}
+	if remaining == 0 {
+		putFrameBuffer(r.frame)
+	}
 }
 
 // NewRequest makes a request outside any connection, so that API handlers can

@@ -75,8 +75,9 @@ func (c *connection) lingerAndClose() {
 	c.close(slog.LevelDebug, "reading stopped and every response sent", nil)
 }
 
-// finish returns the in-flight tokens of written requests to the reader and
-// tells the observer.
+// finish returns the in-flight tokens of written requests to the reader,
+// tells the observer, and ends the response side's hold on pooled bodies
+// (after a failed write too: the connection closes and nothing more is sent).
 func (c *connection) finish(written []*Request, ok bool) {
 	s := c.server
 	now := time.Now()
@@ -88,16 +89,16 @@ func (c *connection) finish(written []*Request, ok bool) {
 				panic("network: response sent without an in-flight token")
 			}
 		}
-		if !ok {
-			continue
+		if ok {
+			req.timings.Sent = now
+			if !req.response.None {
+				s.counters.responsesSent.Add(1)
+			}
+			if s.cfg.Observer != nil {
+				s.cfg.Observer.RequestCompleted(req, req.timings)
+			}
 		}
-		req.timings.Sent = now
-		if !req.response.None {
-			s.counters.responsesSent.Add(1)
-		}
-		if s.cfg.Observer != nil {
-			s.cfg.Observer.RequestCompleted(req, req.timings)
-		}
+		req.releaseBody()
 	}
 }
 

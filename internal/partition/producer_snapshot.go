@@ -1,26 +1,6 @@
 package partition
 
-// # Producer-state snapshot (<offset>.snapshot), Kafka's version 1
-//
-// All integers big-endian:
-//
-//	offset  size  field
-//	     0     2  version      int16: 1
-//	     2     4  crc          uint32: CRC-32C of every byte from offset 6 to the end
-//	     6     4  count        int32: number of entries
-//	    10    46  entries[count]:
-//	                 0  8  producerId             int64
-//	                 8  2  epoch                  int16
-//	                10  4  lastSequence           int32, -1 when no batch is cached
-//	                14  8  lastOffset             int64, -1 when no batch is cached
-//	                22  4  offsetDelta            int32: lastOffset - firstOffset of the last batch
-//	                26  8  timestamp              int64: max timestamp of the last batch
-//	                34  4  coordinatorEpoch       int32
-//	                38  8  currentTxnFirstOffset  int64, -1 when no transaction is open
-//
-// Only the last batch of each producer is kept, as in Kafka: after a restart
-// a retry of an older batch gets OUT_OF_ORDER_SEQUENCE_NUMBER rather than
-// being recognised as a duplicate.
+// The snapshot format is drawn in the package doc (partition.go).
 
 import (
 	"encoding/binary"

@@ -77,6 +77,17 @@ type producerState struct {
 	// firstUnstable is the first offset of the oldest open transaction,
 	// -1 when none is open; read without the lock by fetches.
 	firstUnstable atomic.Int64
+
+	// unreplicated are transactions whose marker is written but may not
+	// be below the high watermark yet, first offset -> marker offset
+	// (Kafka's unreplicatedTxns): they hold the LSO back until the marker
+	// is committed, so a read_committed consumer never reads a transaction
+	// whose outcome a leader change could still undo. Lock order: mu, then
+	// unreplicatedMu; LastStableOffset takes unreplicatedMu alone.
+	unreplicatedMu sync.Mutex
+	unreplicated   map[int64]int64
+	// unreplicatedCount mirrors len(unreplicated) for a lock-free check.
+	unreplicatedCount atomic.Int32
 }
 
 func newProducerState(startOffset int64) *producerState {
@@ -199,14 +210,54 @@ func (s *producerState) markerLSO(done *completedTxn) int64 {
 }
 
 // commitMarker stores the entry prepareMarker returned, closing the
-// producer's transaction, now that the marker is at offset.
-func (s *producerState) commitMarker(e producerEntry, offset int64) {
+// producer's transaction (done, when it had data here), now that the marker
+// is at offset.
+func (s *producerState) commitMarker(e producerEntry, offset int64, done *completedTxn) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.completedLocked(done)
 	s.putLocked(e)
 	delete(s.mu.verifications, e.producerID)
 	s.mu.mapEndOffset = offset + 1
 	s.checkInvariantsLocked()
+}
+
+// completedLocked keeps a completed transaction unstable until its marker
+// is below the high watermark. Called with mu held, before the producer's
+// entry (and so ongoing) drops the transaction.
+func (s *producerState) completedLocked(done *completedTxn) {
+	if done == nil {
+		return
+	}
+	s.unreplicatedMu.Lock()
+	defer s.unreplicatedMu.Unlock()
+	if s.unreplicated == nil {
+		s.unreplicated = map[int64]int64{}
+	}
+	s.unreplicated[done.firstOffset] = done.lastOffset
+	s.unreplicatedCount.Store(int32(len(s.unreplicated)))
+}
+
+// firstUnstableOffset is the first offset of the oldest transaction that is
+// open, or decided with its marker at or above highWatermark; -1 when
+// none (Kafka's firstUnstableOffset). Transactions whose marker is now
+// below the high watermark are forgotten.
+func (s *producerState) firstUnstableOffset(highWatermark int64) int64 {
+	first := s.firstUnstable.Load()
+	if s.unreplicatedCount.Load() == 0 {
+		return first
+	}
+	s.unreplicatedMu.Lock()
+	defer s.unreplicatedMu.Unlock()
+	for f, marker := range s.unreplicated {
+		if marker < highWatermark {
+			delete(s.unreplicated, f)
+		} else if first < 0 || f < first {
+			first = f
+		}
+	}
+	s.unreplicatedCount.Store(int32(len(s.unreplicated)))
+	return first
 }
 
 // startVerification returns the guard for a transactional batch, or nil

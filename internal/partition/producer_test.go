@@ -326,3 +326,26 @@ func FuzzDecodeSnapshot(f *testing.F) {
 		}
 	})
 }
+
+// TestLSOWaitsForMarkerBelowHighWatermark: a transaction's marker must be
+// committed (below the high watermark) before the LSO moves past it, as
+// Kafka's unreplicated transactions.
+func TestLSOWaitsForMarkerBelowHighWatermark(t *testing.T) {
+	p := testPartition(t, t.TempDir(), time.Now)
+	defer p.Log.Close()
+	mustAppendSpec(t, p, batchSpec{noPID: true})                        // 0
+	mustAppendSpec(t, p, batchSpec{pid: 1, epoch: 0, seq: 0, txn: true}) // 1
+	off, code, err := p.AppendTxnMarker(TxnMarker{ProducerID: 1, Commit: true})
+	if code != nil || err != nil {
+		t.Fatal(code, err)
+	}
+	// A follower has not fetched the marker yet.
+	p.Log.UpdateHighWatermark(off)
+	if lso := p.LastStableOffset(); lso != 1 {
+		t.Fatalf("LSO with the marker above the high watermark = %d, want 1", lso)
+	}
+	p.Log.UpdateHighWatermark(off + 1)
+	if lso := p.LastStableOffset(); lso != off+1 {
+		t.Fatalf("LSO with the marker committed = %d, want %d", lso, off+1)
+	}
+}

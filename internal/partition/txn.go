@@ -51,8 +51,8 @@ func (p *Partition) AppendTxnMarker(m TxnMarker) (int64, *kerr.Error, error) {
 			return -1, appendErrorCode(err), err
 		}
 	}
-	p.producers.commitMarker(entry, res.BaseOffset)
-	p.Log.UpdateHighWatermark(p.Log.LogEndOffset())
+	p.producers.commitMarker(entry, res.BaseOffset, done)
+	p.maybeIncrementHighWatermark()
 	p.watchers.notify()
 	return res.BaseOffset, nil, nil
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/samsa-streaming/samsa/internal/network"
 	"github.com/samsa-streaming/samsa/internal/partition"
 	"github.com/samsa-streaming/samsa/internal/quorum"
+	"github.com/samsa-streaming/samsa/internal/replication"
 	"github.com/samsa-streaming/samsa/internal/txn"
 	"github.com/samsa-streaming/samsa/internal/vfs"
 )
@@ -43,8 +44,10 @@ type Node struct {
 	activeController *activeController
 	controller       *controller.Controller
 	partitions       *partition.Manager
-	broker           *api.Broker
-	groups           *group.Coordinator
+	// replicas runs the replica fetchers (replication.go).
+	replicas *replication.Manager
+	broker   *api.Broker
+	groups   *group.Coordinator
 	// txn is the transaction coordinator; txnElections feeds it the
 	// __transaction_state partitions this node leads (txn.go).
 	txn          *txn.Coordinator
@@ -209,6 +212,10 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 		MaxConnectionsPerIP:      int(cfg.MaxConnectionsPerIP),
 		SocketSendBufferBytes:    int(cfg.SocketSendBufferBytes),
 		SocketReceiveBufferBytes: int(cfg.SocketReceiveBufferBytes),
+		// Produce bodies are reused (see network.Request.Body): the handler
+		// copies the records into the log with the append and keeps nothing
+		// of the body once it has answered. perf_test.go checks it.
+		ReuseBodyAPIKeys: []int16{0},
 	}, n.broker, logging.component("network"))
 	if err != nil {
 		logs.Shutdown()
@@ -239,11 +246,13 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 	// Only now, caught up with the metadata log, does the node take on its
 	// partitions and coordinators: an image still replaying could make it
 	// delete the logs of topics it has not seen yet.
+	n.setupReplication()
 	elections := &coordinatorElections{nodeID: cfg.NodeID, groups: n.groups}
 	n.controller.Subscribe(func(old, next *metadata.Image) {
 		if err := n.partitions.Reconcile(old, next); err != nil {
 			n.logger.Error("apply metadata", "err", err)
 		}
+		n.replicas.Apply()
 		elections.apply(next)
 		n.txnElections.apply(next)
 		var deleted []string
@@ -262,6 +271,7 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 	logs.Start(ctx)
 	n.startTransactionTimers(ctx)
 	go n.runLiveness(ctx)
+	go n.runISRChecks(ctx)
 	n.ready.Store(true)
 	for _, a := range n.network.Addrs() {
 		n.logger.Info("samsa listening", "address", a.String(), "node.id", cfg.NodeID, "cluster.id", n.controller.Image().ClusterID, "log.dirs", cfg.LogDirs)
@@ -294,6 +304,7 @@ func (n *Node) Shutdown(ctx context.Context) error {
 	}
 	n.stopTransactions()
 	n.groups.Close()
+	n.replicas.Shutdown()
 	errSnapshots := n.partitions.WriteSnapshots()
 	n.activeController.close()
 	errQuorum := n.quorum.Stop()

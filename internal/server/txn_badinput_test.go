@@ -170,4 +170,3 @@ func codeOf(err error) int16 {
 	}
 	return 0
 }
-

@@ -284,6 +284,7 @@ func (s *Shard) Applied(w *Write, nowMs int64) (*MarkerJob, error) {
 		}
 		return nil, nil
 	}
+	defer s.checkInvariants()
 	if err := m.completeTransition(w.Transit); err != nil {
 		return nil, err
 	}
@@ -430,4 +431,23 @@ func (s *Shard) String() string {
 		fmt.Fprintf(&b, " %s=%s", id, s.txns[id].State)
 	}
 	return b.String()
+}
+
+// checkInvariants verifies the invariants on the shard's fields, in builds
+// with the invariants tag.
+func (s *Shard) checkInvariants() {
+	if !invariantsEnabled {
+		return
+	}
+	for id, m := range s.txns {
+		if m.TransactionalID != id {
+			panic(fmt.Sprintf("txn: %q stored under %q", m.TransactionalID, id))
+		}
+		if !m.State.valid() || (m.pending != noState && !m.pending.valid()) {
+			panic(fmt.Sprintf("txn: %q in state %d pending %d", id, m.State, m.pending))
+		}
+		if (m.State == Empty || m.State == CompleteCommit || m.State == CompleteAbort) && len(m.Partitions) != 0 {
+			panic(fmt.Sprintf("txn: %q is %s with partitions", id, m.State))
+		}
+	}
 }

@@ -1,0 +1,85 @@
+package partition
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
+
+// fakeController records ISR proposals and commits them at once.
+type fakeController struct {
+	mu        sync.Mutex
+	proposals [][]int32
+	done      chan struct{}
+}
+
+func (f *fakeController) alter(_ context.Context, r AlterPartitionRequest) ([]int32, int32, error) {
+	f.mu.Lock()
+	f.proposals = append(f.proposals, r.NewISR)
+	f.mu.Unlock()
+	f.done <- struct{}{}
+	return r.NewISR, r.PartitionEpoch + 1, nil
+}
+
+func TestLeaderHighWatermarkAndISR(t *testing.T) {
+	nowMs := int64(1_000_000)
+	now := func() time.Time { return time.UnixMilli(nowMs) }
+	p := testPartition(t, t.TempDir(), now)
+	fc := &fakeController{done: make(chan struct{}, 4)}
+	if err := p.UpdateReplicaState(LeaderState{NodeID: 1, Leader: 1, LeaderEpoch: 1, Replicas: []int32{1, 2, 3}, ISR: []int32{1, 2}, Alter: fc.alter}); err != nil {
+		t.Fatal(err)
+	}
+	mustAppendSpec(t, p, batchSpec{noPID: true, n: 3})
+	if hw := p.HighWatermark(); hw != 0 {
+		t.Fatalf("high watermark %d before any follower fetched, want 0", hw)
+	}
+	// Follower 2 (in the ISR) fetches at 2, then at the log end.
+	p.UpdateFollowerFetch(2, 2)
+	if hw := p.HighWatermark(); hw != 2 {
+		t.Fatalf("high watermark %d, want 2", hw)
+	}
+	p.UpdateFollowerFetch(2, 3)
+	if hw := p.HighWatermark(); hw != 3 {
+		t.Fatalf("high watermark %d, want 3", hw)
+	}
+	// Follower 3 (out of the ISR) does not hold the high watermark back;
+	// reaching it proposes its joining.
+	p.UpdateFollowerFetch(3, 1)
+	if len(fc.proposals) != 0 {
+		t.Fatalf("proposed %v for a follower below the high watermark", fc.proposals)
+	}
+	p.UpdateFollowerFetch(3, 3)
+	<-fc.done
+	waitFor(t, func() bool { return slices.Equal(p.ISR(), []int32{1, 2, 3}) })
+	// Follower 3 is now in the ISR and lags: the high watermark waits for it.
+	mustAppendSpec(t, p, batchSpec{noPID: true, n: 2})
+	p.UpdateFollowerFetch(2, 5)
+	if hw := p.HighWatermark(); hw != 3 {
+		t.Fatalf("high watermark %d with follower 3 at 3, want 3", hw)
+	}
+	// After replica.lag.time.max.ms without catching up it is dropped, and
+	// the high watermark moves on.
+	nowMs += 30_001
+	p.MaybeShrinkISR(30_000)
+	<-fc.done
+	waitFor(t, func() bool { return slices.Equal(p.ISR(), []int32{1, 2}) })
+	if hw := p.HighWatermark(); hw != 5 {
+		t.Fatalf("high watermark %d after the shrink, want 5", hw)
+	}
+	if got := p.InSyncReplicaCount(); got != 2 {
+		t.Fatalf("ISR size %d", got)
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !invariants
+
+package txn
+
+const invariantsEnabled = false
