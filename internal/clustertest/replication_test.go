@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -177,6 +178,13 @@ func TestReplicationLeaderKill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A topic needing 3 in-sync replicas, for the NOT_ENOUGH_REPLICAS check.
+	adm := kadm.NewClient(newClient(t, c.Addrs()))
+	three := "3"
+	if resp, err := adm.CreateTopic(ctx, 1, 3, map[string]*string{"min.insync.replicas": &three}, "replicated-strict"); err != nil || resp.Err != nil {
+		t.Fatalf("create strict topic: %v %v", err, resp.Err)
+	}
+	waitFullISR(t, c, "replicated-strict", 30*time.Second)
 	leader := c.Nodes[st[0].leader-1]
 	killed := time.Now()
 	leader.Kill()
@@ -194,6 +202,17 @@ func TestReplicationLeaderKill(t *testing.T) {
 		}
 	}
 	t.Logf("leader kill: first acks=all produce %v after SIGKILL of leader %d", time.Since(killed).Round(time.Millisecond), st[0].leader)
+
+	// With a node down, a topic needing 3 in-sync replicas refuses acks=all
+	// writes with NOT_ENOUGH_REPLICAS once the ISR shrank.
+	strict := acksAllProducer(t, c, kgo.RecordRetries(0), kgo.RecordDeliveryTimeout(5*time.Second))
+	WaitFor(t, 30*time.Second, func() error {
+		err := produceSync(ctx, strict, "replicated-strict", 0, "x")
+		if errors.Is(err, kerr.NotEnoughReplicas) {
+			return nil
+		}
+		return fmt.Errorf("acks=all to a topic with 2 of 3 replicas in sync: %v", err)
+	})
 
 	// The old leader stays down while more is written, then catches up and
 	// rejoins the ISR.
@@ -396,6 +415,9 @@ func TestReplicationUnderFaults(t *testing.T) {
 	for msg, n := range failures {
 		t.Logf("failed delivery (not acknowledged, so allowed): %d x %s", n, msg)
 	}
+	if failed > 0 || rep.lost+rep.duplicated+rep.reordered > 0 {
+		logNodeWarnings(t, c)
+	}
 	if rep.lost != 0 || rep.duplicated != 0 || rep.reordered != 0 {
 		t.Errorf("acks=all guarantees broken: %+v", rep)
 	}
@@ -407,3 +429,27 @@ func TestReplicationUnderFaults(t *testing.T) {
 
 // pause waits d: a fault's down time, not a wait for a condition.
 func pause(d time.Duration) { <-time.After(d) }
+
+// logNodeWarnings logs the distinct warnings and errors the nodes printed,
+// to explain failed deliveries.
+func logNodeWarnings(t *testing.T, c *Cluster) {
+	for i, n := range c.Nodes {
+		seen := map[string]int{}
+		n.LogLines(func(line string) {
+			if !strings.Contains(line, "WARN") && !strings.Contains(line, "ERROR") {
+				return
+			}
+			key := line
+			if j := strings.Index(line, "msg="); j >= 0 {
+				key = line[j:]
+				if len(key) > 160 {
+					key = key[:160]
+				}
+			}
+			seen[key]++
+		})
+		for k, v := range seen {
+			t.Logf("node %d: %d x %s", i+1, v, k)
+		}
+	}
+}

@@ -177,6 +177,11 @@ func (s *segment) renameSuffix(suffix string) error {
 // touched also leaves the log as it was; a later one takes the log offline
 // (recovery completes the swap at the next Open).
 func (l *Log) replaceSegments(cleaned *segment, old []*segment, next *segment, isCurrent func() bool) error {
+	// Asked before the append lock: isCurrent takes the Manager's lock,
+	// which is held around Log calls elsewhere.
+	if !isCurrent() {
+		return errCleaningAborted
+	}
 	l.appendMu.Lock()
 	defer l.appendMu.Unlock()
 	if err := l.checkWritableLocked(); err != nil {
@@ -191,7 +196,7 @@ func (l *Log) replaceSegments(cleaned *segment, old []*segment, next *segment, i
 		}
 	}
 	end := first + len(old)
-	if first < 0 || end >= len(segs) || segs[end] != next || !isCurrent() {
+	if first < 0 || end >= len(segs) || segs[end] != next {
 		return errCleaningAborted
 	}
 	for i, s := range old {

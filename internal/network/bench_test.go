@@ -2,6 +2,7 @@ package network
 
 import (
 	"bufio"
+	"context"
 	"encoding/binary"
 	"io"
 	"net"
@@ -88,5 +89,27 @@ func echoFrames(listener net.Listener) {
 				}
 			}
 		}()
+	}
+}
+
+// BenchmarkProduceSizedRoundTrip measures round trips of 256 KiB requests,
+// the size of a produce request under load, with the frame read into a fresh
+// allocation and into a reused pooled buffer (Config.ReuseBodyAPIKeys).
+func BenchmarkProduceSizedRoundTrip(b *testing.B) {
+	frame := requestFrame(3, 1, 1, stringPointer("bench"), nil, make([]byte, 256<<10))
+	respondEmpty := HandlerFunc(func(ctx context.Context, req *Request) { req.Respond(BytesResponse(nil)) })
+	for _, mode := range []struct {
+		name string
+		keys []int16
+	}{{"fresh", nil}, {"reused", []int16{3}}} {
+		b.Run(mode.name, func(b *testing.B) {
+			s := startServer(b, Config{ReuseBodyAPIKeys: mode.keys}, respondEmpty)
+			conn, err := net.Dial("tcp", s.Addrs()[0].String())
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer conn.Close()
+			benchmarkRoundTrips(b, conn, frame)
+		})
 	}
 }

@@ -108,6 +108,12 @@ type Config struct {
 	// which asks kmsg.
 	IsFlexible func(key, version int16) bool
 
+	// AcceptAfterOpen binds the listeners at Start but accepts connections
+	// only after OpenForClients: a node that is still catching up with its
+	// metadata keeps clients waiting in the accept backlog instead of
+	// answering from a stale view.
+	AcceptAfterOpen bool
+
 	// Observer, when set, is told of each request's queue and completion times.
 	Observer Observer
 }

@@ -76,7 +76,7 @@ func (s *Server) runHandler(clock *handlerClock) {
 func (s *Server) dispatch(req *Request, dequeued time.Time) {
 	// The handler side's hold on a pooled body ends when Handle returns (or
 	// panics), or at once for a skipped request.
-	req.releaseBody(); req.releaseBody(); req.frame = nil // MUTATION
+	defer req.releaseBody()
 	c := req.connection
 	if c.isClosed() {
 		return

@@ -51,11 +51,15 @@ type Server struct {
 	// reuseBody is indexed by API key: whether its frames are pooled
 	// (Config.ReuseBodyAPIKeys).
 	reuseBody []bool
-	handlers []*handlerClock
+	handlers  []*handlerClock
 
 	// connectionSlots holds a token per open connection when max.connections
 	// is set; nil when unlimited.
 	connectionSlots chan struct{}
+	// acceptGate, when set (Config.AcceptAfterOpen), holds the accept loops
+	// until OpenForClients closes it.
+	acceptGate chan struct{}
+	openOnce   sync.Once
 	// stopAccepting and stopReading are closed by Shutdown, in that order.
 	stopAccepting chan struct{}
 	stopReading   chan struct{}
@@ -105,6 +109,7 @@ func NewServer(cfg Config, handler Handler, logger *slog.Logger) (*Server, error
 		idleTimeout:   cfg.idleTimeout(),
 		queue:         make(chan *Request, cfg.QueuedMaxRequests),
 		stopAccepting: make(chan struct{}),
+		acceptGate:    acceptGate(cfg),
 		stopReading:   make(chan struct{}),
 		stopped:       make(chan struct{}),
 	}
@@ -175,6 +180,14 @@ func (s *Server) controlListenSocket(network, address string, raw syscall.RawCon
 	return errors.Join(err, setErr)
 }
 
+// OpenForClients starts accepting connections on a server created with
+// Config.AcceptAfterOpen. It is safe to call more than once.
+func (s *Server) OpenForClients() {
+	if s.acceptGate != nil {
+		s.openOnce.Do(func() { close(s.acceptGate) })
+	}
+}
+
 // Addrs returns the bound address of each listener, in Config order; empty
 // before Start. With port 0 in the config, this is where the port is found.
 func (s *Server) Addrs() []net.Addr {
@@ -190,6 +203,14 @@ func (s *Server) Addrs() []net.Addr {
 // accept runs one listener's accept loop until Shutdown.
 func (s *Server) accept(listener net.Listener, listenerName string) {
 	defer s.acceptors.Done()
+	if s.acceptGate != nil {
+		// Bound but not yet open: clients wait in the accept backlog.
+		select {
+		case <-s.acceptGate:
+		case <-s.stopAccepting:
+			return
+		}
+	}
 	var backoff time.Duration
 	for {
 		if s.connectionSlots != nil {
@@ -418,4 +439,11 @@ func (s *Server) Stats() Stats {
 // reusesBody reports whether frames of apiKey are read into pooled buffers.
 func (s *Server) reusesBody(apiKey int16) bool {
 	return apiKey >= 0 && int(apiKey) < len(s.reuseBody) && s.reuseBody[apiKey]
+}
+
+func acceptGate(cfg Config) chan struct{} {
+	if cfg.AcceptAfterOpen {
+		return make(chan struct{})
+	}
+	return nil
 }

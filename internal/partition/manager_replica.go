@@ -3,6 +3,7 @@ package partition
 import (
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/samsa-streaming/samsa/internal/log"
 	"github.com/samsa-streaming/samsa/internal/metadata"
@@ -54,8 +55,17 @@ func (m *Manager) MaybeShrinkISRs(lagMaxMs int64) {
 	}
 }
 
+// retiredHighWatermarks holds, per log, the high watermark a follower had
+// when it was closed to open as leader: New sets the high watermark to the
+// log end (right for one replica), but a new leader must start from what it
+// knew was committed, or consumers could read records the ISR lacks.
+var retiredHighWatermarks sync.Map // *log.Log -> int64
+
 // leaderStateLocked applies pm to a partition this node leads.
 func (m *Manager) leaderStateLocked(p *Partition, pm *metadata.Partition) {
+	if hw, ok := retiredHighWatermarks.LoadAndDelete(p.Log); ok {
+		p.Log.UpdateHighWatermark(hw.(int64))
+	}
 	err := p.UpdateReplicaState(LeaderState{NodeID: m.nodeID, Leader: pm.Leader, LeaderEpoch: pm.LeaderEpoch,
 		PartitionEpoch: pm.PartitionEpoch, Replicas: pm.Replicas, ISR: pm.ISR, Alter: m.alterPartition})
 	if err != nil {
@@ -74,6 +84,7 @@ func (m *Manager) retireFollowerLocked(tp log.TopicPartition) {
 	if err := p.close(); err != nil {
 		m.logger.Warn("snapshot of follower partition", "partition", tp, "err", err)
 	}
+	retiredHighWatermarks.Store(p.Log, p.Log.HighWatermark())
 }
 
 // reconcileFollowersLocked hosts as followers the partitions of img this

@@ -128,7 +128,7 @@ func New(topic string, index int32, topicID metadata.UUID, l *log.Log, leaderEpo
 	}
 	p.producers = producers
 	l.OnRoll(func(int64) {
-		if true || p.closed.Load() {
+		if p.closed.Load() {
 			return
 		}
 		if err := p.producers.takeSnapshot(l); err != nil {

@@ -203,11 +203,11 @@ func TestCompactionKeepsLatestValue(t *testing.T) {
 // __consumer_offsets small, and the committed offsets survive a restart
 // that replays the compacted log.
 func TestConsumerOffsetsStayCompacted(t *testing.T) {
-	tn := startTestNode(t, "log.cleaner.backoff.ms=20", "offsets.topic.num.partitions=1", "log.roll.ms=200")
+	tn := startTestNode(t, "log.cleaner.backoff.ms=20", "offsets.topic.num.partitions=1", "log.roll.ms=100")
 	adm := tn.admin()
 	mustCreateTopic(t, adm, "work", 10, nil)
 	ctx := testContext(t)
-	const commits = 8000
+	const commits = 4000
 	offsetsLog := func() *log.Log {
 		return tn.node.logs.Get(log.TopicPartition{Topic: controller.ConsumerOffsetsTopic, Partition: 0})
 	}

@@ -203,6 +203,7 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 	n.network, err = network.NewServer(network.Config{
 		Observer:                 newRequestLog(n.metrics, logging.component("request"), cfg.LogRequestSampleRate),
 		Listeners:                listeners,
+		AcceptAfterOpen:          true,
 		NumNetworkThreads:        int(cfg.NumNetworkThreads),
 		NumIOThreads:             int(cfg.NumIOThreads),
 		QueuedMaxRequests:        int(cfg.QueuedMaxRequests),
@@ -272,6 +273,7 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 	n.startTransactionTimers(ctx)
 	go n.runLiveness(ctx)
 	go n.runISRChecks(ctx)
+	n.network.OpenForClients()
 	n.ready.Store(true)
 	for _, a := range n.network.Addrs() {
 		n.logger.Info("samsa listening", "address", a.String(), "node.id", cfg.NodeID, "cluster.id", n.controller.Image().ClusterID, "log.dirs", cfg.LogDirs)
