@@ -273,3 +273,35 @@ func TestFencingMovesAndRestoresLeadership(t *testing.T) {
 		t.Fatalf("heartbeat of an unknown broker: %v", err)
 	}
 }
+
+func TestRackAwarePlacement(t *testing.T) {
+	j := &memJournal{}
+	c := New(Config{NodeID: 1, DefaultNumPartitions: 1, DefaultReplicationFactor: 1, DeleteTopicEnable: true}, j)
+	racks := map[int32]string{1: "a", 2: "a", 3: "b", 4: "b", 5: "c", 6: "c"}
+	for id := int32(1); id <= 6; id++ {
+		rack := racks[id]
+		if err := c.Bootstrap("cluster", metadata.RegisterBrokerRecord{BrokerID: id, Rack: &rack, Endpoints: []metadata.Endpoint{{Name: "PLAINTEXT", Host: "h", Port: 9000 + id}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res := c.CreateTopics([]CreateTopic{{Name: "racked", NumPartitions: 12, ReplicationFactor: 3}}, false)
+	if res[0].ErrorCode != 0 {
+		t.Fatal(res[0].ErrorMessage)
+	}
+	leaders := map[int32]int{}
+	for _, p := range c.Image().Topic("racked").Partitions {
+		seen := map[string]bool{}
+		for _, r := range p.Replicas {
+			if seen[racks[r]] {
+				t.Fatalf("partition %d has two replicas in rack %s: %v", p.Partition, racks[r], p.Replicas)
+			}
+			seen[racks[r]] = true
+		}
+		leaders[p.Leader]++
+	}
+	for id := int32(1); id <= 6; id++ {
+		if leaders[id] != 2 {
+			t.Fatalf("leaders not spread evenly: %v", leaders)
+		}
+	}
+}

@@ -185,11 +185,38 @@ func (c *Controller) planTopic(img *metadata.Image, t CreateTopic, created map[s
 	return TopicResult{Name: t.Name, TopicID: id, NumPartitions: int32(len(assignments)), ReplicationFactor: int16(len(assignments[0]))}, recs
 }
 
+// liveBrokers lists the unfenced brokers in placement order: when brokers
+// have racks (broker.rack), the list takes one broker from each rack in
+// turn, so consecutive brokers, and so the replicas of one partition, sit
+// in distinct racks whenever there are enough racks.
 func liveBrokers(img *metadata.Image) []int32 {
-	var ids []int32
+	byRack := map[string][]int32{}
+	var racks []string
 	for _, b := range img.Brokers() {
-		if !b.Fenced {
-			ids = append(ids, b.ID)
+		if b.Fenced {
+			continue
+		}
+		rack := ""
+		if b.Rack != nil {
+			rack = *b.Rack
+		}
+		if _, ok := byRack[rack]; !ok {
+			racks = append(racks, rack)
+		}
+		byRack[rack] = append(byRack[rack], b.ID)
+	}
+	slices.Sort(racks)
+	var ids []int32
+	for i := 0; len(ids) < len(img.Brokers()); i++ {
+		added := false
+		for _, rack := range racks {
+			if i < len(byRack[rack]) {
+				ids = append(ids, byRack[rack][i])
+				added = true
+			}
+		}
+		if !added {
+			break
 		}
 	}
 	return ids

@@ -318,6 +318,10 @@ func (n *Node) Shutdown(ctx context.Context) error {
 // bound to port 0 advertises the port it actually got.
 func (n *Node) registration() metadata.RegisterBrokerRecord {
 	reg := metadata.RegisterBrokerRecord{BrokerID: n.cfg.NodeID}
+	if n.cfg.BrokerRack != "" {
+		rack := n.cfg.BrokerRack
+		reg.Rack = &rack
+	}
 	bound := map[string]int{}
 	for i, a := range n.network.Addrs() {
 		if tcp, ok := a.(*net.TCPAddr); ok && i < len(n.clientListeners) {
