@@ -11,6 +11,8 @@ package api
 //     the broker whether it may serve.
 //   - Brokers silent for broker.session.timeout.ms are fenced by the active
 //     controller (controller/liveness.go).
+//   - want_shutdown starts a controlled shutdown: the broker is fenced and its
+//     leaderships move to other in-sync replicas before should_shut_down.
 
 import (
 	"errors"
@@ -26,13 +28,19 @@ func init() { register(63, 0, 2, handleBrokerHeartbeat) }
 func handleBrokerHeartbeat(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.BrokerHeartbeatRequest)
 	resp := kmsg.NewPtrBrokerHeartbeatResponse()
-	err := b.Controller.Heartbeat(req.BrokerID, b.Now())
+	var err error
+	if req.WantShutdown {
+		err = b.Controller.ControlledShutdown(req.BrokerID)
+	} else {
+		err = b.Controller.Heartbeat(req.BrokerID, b.Now())
+	}
 	switch {
 	case err == nil:
 		if br := b.Image().Broker(req.BrokerID); br != nil {
 			resp.IsFenced = br.Fenced
 		}
 		resp.IsCaughtUp = true
+		resp.ShouldShutdown = req.WantShutdown
 	case errors.Is(err, controller.ErrNotActive):
 		resp.ErrorCode = kerr.NotController.Code
 	case errors.Is(err, controller.ErrUnknownBroker):

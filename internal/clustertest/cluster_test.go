@@ -345,3 +345,65 @@ func TestQuorumMinorityAndFullRestart(t *testing.T) {
 		})
 	}
 }
+
+func TestControlledShutdownMovesLeadership(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts server processes")
+	}
+	// A session timeout far beyond the test's deadlines: only a controlled
+	// shutdown can move leadership in time.
+	c := StartCluster(t, 3, "broker.session.timeout.ms=600000")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	adm := kadm.NewClient(newClient(t, c.Addrs()))
+	if _, err := adm.CreateTopic(ctx, 6, 3, nil, "moving"); err != nil {
+		t.Fatal(err)
+	}
+	// Wait for every replica to be in sync, then stop node 2 gracefully.
+	WaitFor(t, 60*time.Second, func() error {
+		md, err := metadataOf(ctx, t, c.Nodes[0].Addr())
+		if err != nil {
+			return err
+		}
+		for _, topic := range md.Topics {
+			if topic.Topic != nil && *topic.Topic == "moving" {
+				for _, p := range topic.Partitions {
+					if len(p.ISR) != 3 {
+						return fmt.Errorf("partition %d ISR %v", p.Partition, p.ISR)
+					}
+				}
+				return nil
+			}
+		}
+		return errors.New("topic not visible")
+	})
+	stopped := c.Nodes[1]
+	stopped.Stop()
+	WaitFor(t, 30*time.Second, func() error {
+		md, err := metadataOf(ctx, t, c.Nodes[0].Addr())
+		if err != nil {
+			return err
+		}
+		for _, topic := range md.Topics {
+			for _, p := range topic.Partitions {
+				if p.Leader == 2 {
+					return fmt.Errorf("%s-%d still led by the stopped node", *topic.Topic, p.Partition)
+				}
+				if p.Leader < 0 && topic.Topic != nil && *topic.Topic == "moving" {
+					return fmt.Errorf("moving-%d has no leader", p.Partition)
+				}
+			}
+		}
+		return nil
+	})
+	// Writes with acks=all continue at once on the remaining replicas.
+	var recs []*kgo.Record
+	for p := range int32(6) {
+		recs = append(recs, &kgo.Record{Topic: "moving", Partition: p, Value: []byte("after")})
+	}
+	pctx, pcancel := context.WithTimeout(ctx, 30*time.Second)
+	defer pcancel()
+	if err := newClient(t, []string{c.Nodes[0].Addr(), c.Nodes[2].Addr()}, kgo.RecordPartitioner(kgo.ManualPartitioner())).ProduceSync(pctx, recs...).FirstErr(); err != nil {
+		t.Fatalf("produce after controlled shutdown: %v", err)
+	}
+}

@@ -145,3 +145,24 @@ func fenceRecords(img *metadata.Image, fenced []int32) []metadata.Record {
 	}
 	return recs
 }
+
+// ControlledShutdown moves the leaderships of broker id away before it
+// stops, as Kafka's controlled shutdown does: the broker is fenced at once
+// (instead of after broker.session.timeout.ms of silence) and each partition
+// it leads gets another in-sync replica as leader, or none.
+func (c *Controller) ControlledShutdown(id int32) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.journal.CatchUp(); err != nil {
+		return err
+	}
+	img := c.image.Load()
+	b := img.Broker(id)
+	if b == nil {
+		return fmt.Errorf("%w: %d", ErrUnknownBroker, id)
+	}
+	if b.Fenced {
+		return nil
+	}
+	return c.commitLocked(fenceRecords(img, []int32{id}))
+}

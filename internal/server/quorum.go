@@ -299,3 +299,29 @@ func (n *Node) heartbeat(ctx context.Context, now time.Time) error {
 	}
 	return kerr.ErrorForCode(code)
 }
+
+// controlledShutdown hands this node's leaderships to other in-sync
+// replicas before it stops, when other brokers are alive to take them.
+func (n *Node) controlledShutdown(ctx context.Context) error {
+	img := n.controller.Image()
+	others := 0
+	for _, b := range img.Brokers() {
+		if b.ID != n.cfg.NodeID && !b.Fenced {
+			others++
+		}
+	}
+	if others == 0 {
+		return nil
+	}
+	if leader, _ := n.quorum.Leader(); leader == n.cfg.NodeID {
+		return n.controller.ControlledShutdown(n.cfg.NodeID)
+	}
+	req := kmsg.NewPtrBrokerHeartbeatRequest()
+	req.BrokerID = n.cfg.NodeID
+	req.WantShutdown = true
+	resp, err := n.activeController.request(ctx, req)
+	if err != nil {
+		return err
+	}
+	return kerr.ErrorForCode(resp.(*kmsg.BrokerHeartbeatResponse).ErrorCode)
+}

@@ -296,6 +296,16 @@ func (n *Node) Addrs() []net.Addr { return n.network.Addrs() }
 // and writes the clean-shutdown marker.
 func (n *Node) Shutdown(ctx context.Context) error {
 	n.ready.Store(false)
+	// Stop heartbeating first: a heartbeat would undo the controlled
+	// shutdown's fencing.
+	if n.cancel != nil {
+		n.cancel()
+	}
+	csCtx, csCancel := context.WithTimeout(ctx, 10*time.Second)
+	if err := n.controlledShutdown(csCtx); err != nil {
+		n.logger.Warn("controlled shutdown", "err", err)
+	}
+	csCancel()
 	n.broker.BeginShutdown()
 	errNet := n.network.Shutdown(ctx)
 	if n.metricsServer != nil {
