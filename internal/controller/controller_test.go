@@ -305,3 +305,58 @@ func TestRackAwarePlacement(t *testing.T) {
 		}
 	}
 }
+
+func TestElectLeaders(t *testing.T) {
+	j := &memJournal{}
+	c := newTestController(t, j, 3)
+	c.CreateTopics([]CreateTopic{{Name: "pref", NumPartitions: 3, ReplicationFactor: 3}}, false)
+	start := time.Unix(1000, 0)
+	// Fence broker 2: partitions it leads move away from their preferred leader.
+	for sec := 0; sec <= 12; sec++ {
+		now := start.Add(time.Duration(sec) * time.Second)
+		c.Heartbeat(3, now)
+		if err := c.FenceStale(now, 9*time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p1 := c.Image().Topic("pref").Partitions[1]
+	if p1.Replicas[0] != 2 || p1.Leader == 2 {
+		t.Fatalf("setup: partition 1 replicas %v leader %d", p1.Replicas, p1.Leader)
+	}
+	res, err := c.ElectLeaders(false, []PartitionRef{{"pref", 1}, {"nope", 0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res[PartitionRef{"pref", 1}] != kerr.PreferredLeaderNotAvailable.Code || res[PartitionRef{"nope", 0}] != kerr.UnknownTopicOrPartition.Code {
+		t.Fatalf("while fenced: %v", res)
+	}
+	// Broker 2 comes back but is out of the ISR: still not eligible.
+	c.Heartbeat(2, start.Add(13*time.Second))
+	res, _ = c.ElectLeaders(false, []PartitionRef{{"pref", 1}})
+	if res[PartitionRef{"pref", 1}] != kerr.PreferredLeaderNotAvailable.Code {
+		t.Fatalf("out of the ISR: %v", res)
+	}
+	// Back in the ISR (the leader would ask through AlterPartition), the
+	// preferred election moves leadership back.
+	img := c.Image()
+	leader := img.Topic("pref").Partitions[1].Leader
+	c.mu.Lock()
+	err = c.commitLocked([]metadata.Record{&metadata.PartitionChangeRecord{TopicID: img.Topic("pref").ID, Partition: 1, ISR: []int32{leader, 2}}})
+	c.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, _ = c.ElectLeaders(false, []PartitionRef{{"pref", 1}})
+	if res[PartitionRef{"pref", 1}] != 0 || c.Image().Topic("pref").Partitions[1].Leader != 2 {
+		t.Fatalf("preferred election: %v, leader %d", res, c.Image().Topic("pref").Partitions[1].Leader)
+	}
+	// Partitions already led by their preferred replica need no election.
+	for _, p := range c.Image().Topic("pref").Partitions {
+		if p.Leader == p.Replicas[0] {
+			res, _ = c.ElectLeaders(false, []PartitionRef{{"pref", p.Partition}})
+			if res[PartitionRef{"pref", p.Partition}] != kerr.ElectionNotNeeded.Code {
+				t.Fatalf("preferred already leads: %v", res)
+			}
+		}
+	}
+}
