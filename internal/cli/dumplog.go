@@ -11,6 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/samsa-streaming/samsa/internal/log"
+	"github.com/samsa-streaming/samsa/internal/partition"
 	"github.com/samsa-streaming/samsa/internal/record"
 )
 
@@ -23,10 +25,11 @@ func newDumpLogCommand(opts *globalOptions) *cobra.Command {
 	var printData bool
 	cmd := &cobra.Command{
 		Use:   "dump-log FILE...",
-		Short: "Decode segment (.log), offset index (.index) and time index (.timeindex) files",
+		Short: "Decode segment, index, time index, producer snapshot and transaction index files",
 		Long: `Decode the files of a partition directory offline, as kafka-dump-log does:
 .log segments batch by batch (and record by record with --print-data),
-.index and .timeindex entry by entry. Corrupt or truncated data is reported
+.index and .timeindex entry by entry, producer-state .snapshot files producer
+by producer, and .txnindex aborted transactions. Corrupt or truncated data is reported
 where it starts; the files are only read.`,
 		Example: `  samsa dump-log samsa-data/orders-0/00000000000000000000.log --print-data
   samsa dump-log samsa-data/orders-0/00000000000000000000.index
@@ -51,8 +54,15 @@ where it starts; the files are only read.`,
 					dump = dumpOffsetIndex(data, base)
 				case ".timeindex":
 					dump = dumpTimeIndex(data, base)
+				case ".snapshot":
+					dump, err = partition.DecodeSnapshotFile(data)
+				case ".txnindex":
+					dump, err = log.DecodeAbortedTxns(data)
 				default:
-					return fmt.Errorf("%s: unknown file type (want .log, .index or .timeindex)", path)
+					return fmt.Errorf("%s: unknown file type (want .log, .index, .timeindex, .snapshot or .txnindex)", path)
+				}
+				if err != nil {
+					return fmt.Errorf("%s: %w", path, err)
 				}
 				if opts.jsonOutput() {
 					if err := writeJSON(out, map[string]any{"file": path, "contents": dump}); err != nil {
@@ -214,6 +224,15 @@ func printDump(w io.Writer, dump any) {
 		}
 		if d.Error != "" {
 			fmt.Fprintf(w, "Found invalid data %s\n", d.Error)
+		}
+	case []partition.SnapshotEntry:
+		for _, e := range d {
+			fmt.Fprintf(w, "producerId: %d producerEpoch: %d lastSequence: %d lastOffset: %d offsetDelta: %d timestamp: %d coordinatorEpoch: %d currentTxnFirstOffset: %d\n",
+				e.ProducerID, e.ProducerEpoch, e.LastSequence, e.LastOffset, e.OffsetDelta, e.Timestamp, e.CoordinatorEpoch, e.CurrentTxnFirstOffset)
+		}
+	case []log.AbortedTxn:
+		for _, e := range d {
+			fmt.Fprintf(w, "producerId: %d firstOffset: %d lastOffset: %d lastStableOffset: %d\n", e.ProducerID, e.FirstOffset, e.LastOffset, e.LastStableOffset)
 		}
 	case []indexEntry:
 		for _, e := range d {

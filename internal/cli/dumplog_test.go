@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -40,6 +41,26 @@ func TestDumpLogDecodesWhatTheBrokerWrote(t *testing.T) {
 	}
 	if len(doc.Contents.Batches) == 0 || len(doc.Contents.Batches[0].Records) != 2 || doc.Contents.Batches[0].Records[1].Key != "beta" {
 		t.Fatalf("json dump: %+v", doc)
+	}
+}
+
+func TestDumpLogProducerSnapshot(t *testing.T) {
+	bootstrap, dir := startTestBrokerWithDir(t)
+	mustRun(t, bootstrap, "", "topics", "create", "snap", "--partitions", "1", "--config", "segment.bytes=1048576")
+	var lines strings.Builder
+	for i := range 3000 {
+		fmt.Fprintf(&lines, "value-%04d-%s\n", i, strings.Repeat("x", 500))
+	}
+	// An idempotent producer fills more than one segment; each roll writes a
+	// producer snapshot.
+	mustRun(t, bootstrap, lines.String(), "produce", "snap", "--idempotent")
+	matches, err := filepath.Glob(filepath.Join(dir, "snap-0", "*.snapshot"))
+	if err != nil || len(matches) == 0 {
+		t.Fatalf("no producer snapshot written: %v %v", matches, err)
+	}
+	out := mustRun(t, "", "", "dump-log", matches[0]).stdout
+	if !strings.Contains(out, "producerId: ") || !strings.Contains(out, "lastSequence: ") {
+		t.Fatalf("snapshot dump:\n%s", out)
 	}
 }
 

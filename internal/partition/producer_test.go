@@ -333,7 +333,7 @@ func FuzzDecodeSnapshot(f *testing.F) {
 func TestLSOWaitsForMarkerBelowHighWatermark(t *testing.T) {
 	p := testPartition(t, t.TempDir(), time.Now)
 	defer p.Log.Close()
-	mustAppendSpec(t, p, batchSpec{noPID: true})                        // 0
+	mustAppendSpec(t, p, batchSpec{noPID: true})                         // 0
 	mustAppendSpec(t, p, batchSpec{pid: 1, epoch: 0, seq: 0, txn: true}) // 1
 	off, code, err := p.AppendTxnMarker(TxnMarker{ProducerID: 1, Commit: true})
 	if code != nil || err != nil {
