@@ -20,6 +20,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 var (
@@ -282,7 +285,37 @@ func StartCluster(t testing.TB, n int, overrides ...string) *Cluster {
 		}()
 	}
 	wg.Wait()
+	// A node's port accepts connections before the node has registered;
+	// the cluster is ready once every node serves and knows all the others.
+	for _, node := range c.Nodes {
+		WaitFor(t, 60*time.Second, func() error {
+			brokers, err := brokerCount(node.Addr())
+			if err != nil {
+				return err
+			}
+			if brokers != n {
+				return fmt.Errorf("node %s knows %d of %d brokers", node.Addr(), brokers, n)
+			}
+			return nil
+		})
+	}
 	return c
+}
+
+// brokerCount asks one node how many live brokers it knows.
+func brokerCount(addr string) (int, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		return 0, err
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	resp, err := cl.SeedBrokers()[0].Request(ctx, kmsg.NewPtrMetadataRequest())
+	if err != nil {
+		return 0, err
+	}
+	return len(resp.(*kmsg.MetadataResponse).Brokers), nil
 }
 
 // Addrs are the client addresses of every node.
