@@ -72,19 +72,10 @@ func (s *shard) commitOffsets(now time.Time, req *kmsg.OffsetCommitRequest, resp
 		name, ok := s.topicName(req.Version, t.Topic, t.TopicID)
 		for j, p := range t.Partitions {
 			rp := &resp.Topics[i].Partitions[j]
-			switch {
-			case !ok:
-				rp.ErrorCode = kerr.UnknownTopicID.Code
-			case p.Metadata != nil && utf16Len(*p.Metadata) > int(s.config.OffsetMetadataMaxBytes):
-				rp.ErrorCode = kerr.OffsetMetadataTooLarge.Code
-			default:
-				v := offsetValue{offset: p.Offset, leaderEpoch: p.LeaderEpoch, commitTimestampMs: nowMs, expireTimestampMs: expireMs}
-				if req.Version < 6 {
-					v.leaderEpoch = -1
-				}
-				if p.Metadata != nil {
-					v.metadata = *p.Metadata
-				}
+			v, code := s.commitValue(ok, p.Metadata, p.Offset, p.LeaderEpoch, req.Version >= 6, nowMs, expireMs)
+			if code != 0 {
+				rp.ErrorCode = code
+			} else {
 				tp := topicPartition{topic: name, partition: p.Partition}
 				commits = append(commits, commit{tp, v})
 				records = append(records, offsetCommitKV(req.Group, name, p.Partition, &v))
@@ -416,4 +407,25 @@ func (s *shard) deleteTopics(topics []string) {
 			s.removeOffset(d.group, d.tp)
 		}
 	})
+}
+
+// commitValue checks one partition of an offset commit (OffsetCommit or
+// TxnOffsetCommit) and builds the value to store. It returns the
+// partition's Kafka error code, 0 when the commit is valid. Versions without
+// a leader epoch field store -1.
+func (s *shard) commitValue(topicKnown bool, metadata *string, offset int64, leaderEpoch int32, hasLeaderEpoch bool, nowMs, expireMs int64) (offsetValue, int16) {
+	switch {
+	case !topicKnown:
+		return offsetValue{}, kerr.UnknownTopicID.Code
+	case metadata != nil && utf16Len(*metadata) > int(s.config.OffsetMetadataMaxBytes):
+		return offsetValue{}, kerr.OffsetMetadataTooLarge.Code
+	}
+	v := offsetValue{offset: offset, leaderEpoch: leaderEpoch, commitTimestampMs: nowMs, expireTimestampMs: expireMs}
+	if !hasLeaderEpoch {
+		v.leaderEpoch = -1
+	}
+	if metadata != nil {
+		v.metadata = *metadata
+	}
+	return v, 0
 }

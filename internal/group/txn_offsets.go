@@ -167,19 +167,10 @@ func (c *Coordinator) TxnOffsetCommit(req *kmsg.TxnOffsetCommitRequest, respond 
 			name, ok := s.topicName(req.Version, t.Topic, t.TopicID)
 			for j, p := range t.Partitions {
 				rp := &resp.Topics[i].Partitions[j]
-				switch {
-				case !ok:
-					rp.ErrorCode = kerr.UnknownTopicID.Code
-				case p.Metadata != nil && utf16Len(*p.Metadata) > int(s.config.OffsetMetadataMaxBytes):
-					rp.ErrorCode = kerr.OffsetMetadataTooLarge.Code
-				default:
-					v := offsetValue{offset: p.Offset, leaderEpoch: p.LeaderEpoch, commitTimestampMs: nowMs, expireTimestampMs: -1}
-					if req.Version < 2 {
-						v.leaderEpoch = -1
-					}
-					if p.Metadata != nil {
-						v.metadata = *p.Metadata
-					}
+				v, code := s.commitValue(ok, p.Metadata, p.Offset, p.LeaderEpoch, req.Version >= 2, nowMs, -1)
+				if code != 0 {
+					rp.ErrorCode = code
+				} else {
 					tp := topicPartition{topic: name, partition: p.Partition}
 					commits = append(commits, commit{tp, v})
 					records = append(records, offsetCommitKV(req.Group, name, p.Partition, &v))
