@@ -46,13 +46,11 @@ func newClusterDescribeCommand(opts *globalOptions) *cobra.Command {
   samsa -b broker1:9092 cluster describe -o json`,
 		Args: argsNone,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			admin, err := opts.newAdmin()
+			admin, ctx, done, err := opts.adminSession(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer admin.Close()
-			ctx, cancel := opts.requestContext(cmd.Context())
-			defer cancel()
+			defer done()
 			metadata, err := admin.BrokerMetadata(ctx)
 			if err != nil {
 				return fmt.Errorf("describe cluster: %w", err)

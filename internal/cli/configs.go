@@ -119,13 +119,11 @@ config with its effective value and where that value comes from.`,
 			if err != nil {
 				return err
 			}
-			admin, err := opts.newAdmin()
+			admin, ctx, done, err := opts.adminSession(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer admin.Close()
-			ctx, cancel := opts.requestContext(cmd.Context())
-			defer cancel()
+			defer done()
 			var resources kadm.ResourceConfigs
 			switch kind {
 			case resourceTopic:
@@ -210,13 +208,11 @@ restores its default (or the broker-level value, for a topic).`,
 			if err != nil {
 				return usageError{err: err, commandPath: cmd.CommandPath()}
 			}
-			admin, err := opts.newAdmin()
+			admin, ctx, done, err := opts.adminSession(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer admin.Close()
-			ctx, cancel := opts.requestContext(cmd.Context())
-			defer cancel()
+			defer done()
 			if err := alterConfigs(ctx, admin, kind, name, alters); err != nil {
 				return err
 			}

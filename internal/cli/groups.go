@@ -45,13 +45,11 @@ func newGroupsListCommand(opts *globalOptions) *cobra.Command {
   samsa groups list --state Stable --state Empty -o json`,
 		Args: argsNone,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			admin, err := opts.newAdmin()
+			admin, ctx, done, err := opts.adminSession(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer admin.Close()
-			ctx, cancel := opts.requestContext(cmd.Context())
-			defer cancel()
+			defer done()
 			listed, err := admin.ListGroups(ctx, states...)
 			if err != nil {
 				return fmt.Errorf("list groups: %w", err)
@@ -129,13 +127,11 @@ the log end offset and the lag between them, with the group's total lag.`,
 		Args:              argsAtLeastOne("GROUP"),
 		ValidArgsFunction: completeGroupNames(opts),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			admin, err := opts.newAdmin()
+			admin, ctx, done, err := opts.adminSession(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer admin.Close()
-			ctx, cancel := opts.requestContext(cmd.Context())
-			defer cancel()
+			defer done()
 			lags, err := admin.Lag(ctx, args...)
 			if err != nil {
 				return fmt.Errorf("describe groups: %w", err)
@@ -289,13 +285,11 @@ func newGroupsDeleteCommand(opts *globalOptions) *cobra.Command {
 		Args:              argsAtLeastOne("GROUP"),
 		ValidArgsFunction: completeGroupNames(opts),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			admin, err := opts.newAdmin()
+			admin, ctx, done, err := opts.adminSession(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer admin.Close()
-			ctx, cancel := opts.requestContext(cmd.Context())
-			defer cancel()
+			defer done()
 			responses, err := admin.DeleteGroups(ctx, args...)
 			if err != nil && !isPartialShardError(err) {
 				return fmt.Errorf("delete groups: %w", err)

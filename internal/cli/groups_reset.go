@@ -153,13 +153,11 @@ Offsets are clamped to each partition's log start and end.`,
 			if err != nil {
 				return usageError{err: err, commandPath: cmd.CommandPath()}
 			}
-			admin, err := opts.newAdmin()
+			admin, ctx, done, err := opts.adminSession(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer admin.Close()
-			ctx, cancel := opts.requestContext(cmd.Context())
-			defer cancel()
+			defer done()
 
 			plan, err := planOffsetReset(ctx, admin, group, selection, &strategy)
 			if err != nil {

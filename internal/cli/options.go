@@ -146,6 +146,17 @@ func (o *globalOptions) newAdmin() (*kadm.Client, error) {
 	return admin, nil
 }
 
+// adminSession opens an admin client and a context bounded by --timeout
+// for one command; done releases both.
+func (o *globalOptions) adminSession(parent context.Context) (*kadm.Client, context.Context, func(), error) {
+	admin, err := o.newAdmin()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ctx, cancel := o.requestContext(parent)
+	return admin, ctx, func() { cancel(); admin.Close() }, nil
+}
+
 // requestContext bounds one admin operation by --timeout.
 func (o *globalOptions) requestContext(parent context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(parent, o.requestTimeout)

@@ -48,13 +48,11 @@ func newTopicsListCommand(opts *globalOptions) *cobra.Command {
   samsa topics list --internal -o json`,
 		Args: argsNone,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			admin, err := opts.newAdmin()
+			admin, ctx, done, err := opts.adminSession(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer admin.Close()
-			ctx, cancel := opts.requestContext(cmd.Context())
-			defer cancel()
+			defer done()
 			list := admin.ListTopics
 			if includeInternal {
 				list = admin.ListTopicsWithInternal
@@ -128,13 +126,11 @@ num.partitions and default.replication.factor apply.`,
 			if err != nil {
 				return usageError{err: err, commandPath: cmd.CommandPath()}
 			}
-			admin, err := opts.newAdmin()
+			admin, ctx, done, err := opts.adminSession(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer admin.Close()
-			ctx, cancel := opts.requestContext(cmd.Context())
-			defer cancel()
+			defer done()
 			response, err := admin.CreateTopic(ctx, partitions, replicationFactor, configs, topic)
 			result := createdTopic{Topic: topic, Created: err == nil}
 			switch {
@@ -195,13 +191,11 @@ grow) or change its configs with IncrementalAlterConfigs.`,
 			if err != nil {
 				return usageError{err: err, commandPath: cmd.CommandPath()}
 			}
-			admin, err := opts.newAdmin()
+			admin, ctx, closeAdmin, err := opts.adminSession(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer admin.Close()
-			ctx, cancel := opts.requestContext(cmd.Context())
-			defer cancel()
+			defer closeAdmin()
 
 			var done []string
 			if alterPartitions {
@@ -250,13 +244,11 @@ func newTopicsDeleteCommand(opts *globalOptions) *cobra.Command {
 		Args:              argsAtLeastOne("TOPIC"),
 		ValidArgsFunction: completeTopicNames(opts),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			admin, err := opts.newAdmin()
+			admin, ctx, done, err := opts.adminSession(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer admin.Close()
-			ctx, cancel := opts.requestContext(cmd.Context())
-			defer cancel()
+			defer done()
 			responses, err := admin.DeleteTopics(ctx, args...)
 			if err != nil {
 				return fmt.Errorf("delete topics: %w", err)

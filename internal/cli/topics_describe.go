@@ -70,13 +70,11 @@ partitions in trouble, and print no topic summary.`,
   samsa topics describe orders payments -o json`,
 		ValidArgsFunction: completeTopicNames(opts),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			admin, err := opts.newAdmin()
+			admin, ctx, done, err := opts.adminSession(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer admin.Close()
-			ctx, cancel := opts.requestContext(cmd.Context())
-			defer cancel()
+			defer done()
 			metadata, err := admin.Metadata(ctx, args...)
 			if err != nil {
 				return fmt.Errorf("describe topics: %w", err)
