@@ -3,7 +3,6 @@ package partition
 import (
 	"fmt"
 	"slices"
-	"sync"
 
 	"github.com/samsa-streaming/samsa/internal/log"
 	"github.com/samsa-streaming/samsa/internal/metadata"
@@ -55,16 +54,11 @@ func (m *Manager) MaybeShrinkISRs(lagMaxMs int64) {
 	}
 }
 
-// retiredHighWatermarks holds, per log, the high watermark a follower had
-// when it was closed to open as leader: New sets the high watermark to the
-// log end (right for one replica), but a new leader must start from what it
-// knew was committed, or consumers could read records the ISR lacks.
-var retiredHighWatermarks sync.Map // *log.Log -> int64
-
 // leaderStateLocked applies pm to a partition this node leads.
 func (m *Manager) leaderStateLocked(p *Partition, pm *metadata.Partition) {
-	if hw, ok := retiredHighWatermarks.LoadAndDelete(p.Log); ok {
-		p.Log.UpdateHighWatermark(hw.(int64))
+	if hw, ok := m.mu.retiredHighWatermarks[p.Log]; ok {
+		delete(m.mu.retiredHighWatermarks, p.Log)
+		p.Log.UpdateHighWatermark(hw)
 	}
 	err := p.UpdateReplicaState(LeaderState{NodeID: m.nodeID, Leader: pm.Leader, LeaderEpoch: pm.LeaderEpoch,
 		PartitionEpoch: pm.PartitionEpoch, Replicas: pm.Replicas, ISR: pm.ISR, Alter: m.alterPartition})
@@ -84,7 +78,10 @@ func (m *Manager) retireFollowerLocked(tp log.TopicPartition) {
 	if err := p.close(); err != nil {
 		m.logger.Warn("snapshot of follower partition", "partition", tp, "err", err)
 	}
-	retiredHighWatermarks.Store(p.Log, p.Log.HighWatermark())
+	if m.mu.retiredHighWatermarks == nil {
+		m.mu.retiredHighWatermarks = map[*log.Log]int64{}
+	}
+	m.mu.retiredHighWatermarks[p.Log] = p.Log.HighWatermark()
 }
 
 // reconcileFollowersLocked hosts as followers the partitions of img this
