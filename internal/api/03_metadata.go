@@ -32,7 +32,7 @@ func handleMetadata(b *Broker, c *call, r kmsg.Request) {
 	img := b.Image()
 	resp := kmsg.NewPtrMetadataResponse()
 	resp.ClusterID = strptr(img.ClusterID)
-	resp.ControllerID = b.activeControllerID()
+	resp.ControllerID = b.controllerIDForClients()
 	resp.Brokers = brokerList(img, c.req.Conn.Listener)
 
 	allTopics := req.Topics == nil || (c.version == 0 && len(req.Topics) == 0)

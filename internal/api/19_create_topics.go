@@ -25,7 +25,10 @@ import (
 	"github.com/samsa-streaming/samsa/internal/metadata"
 )
 
-func init() { register(19, 2, 7, handleCreateTopics) }
+func init() {
+	register(19, 2, 7, handleCreateTopics)
+	registerController(19, 2, 7, handleCreateTopics)
+}
 
 func handleCreateTopics(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.CreateTopicsRequest)

@@ -17,7 +17,10 @@ import (
 	"github.com/samsa-streaming/samsa/internal/metadata"
 )
 
-func init() { register(20, 1, 6, handleDeleteTopics) }
+func init() {
+	register(20, 1, 6, handleDeleteTopics)
+	registerController(20, 1, 6, handleDeleteTopics)
+}
 
 func handleDeleteTopics(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.DeleteTopicsRequest)

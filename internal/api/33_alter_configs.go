@@ -19,7 +19,10 @@ import (
 	"github.com/samsa-streaming/samsa/internal/metadata"
 )
 
-func init() { register(33, 0, 2, handleAlterConfigs) }
+func init() {
+	register(33, 0, 2, handleAlterConfigs)
+	registerController(33, 0, 2, handleAlterConfigs)
+}
 
 func handleAlterConfigs(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.AlterConfigsRequest)

@@ -13,7 +13,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { register(37, 0, 3, handleCreatePartitions) }
+func init() {
+	register(37, 0, 3, handleCreatePartitions)
+	registerController(37, 0, 3, handleCreatePartitions)
+}
 
 func handleCreatePartitions(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.CreatePartitionsRequest)

@@ -19,7 +19,10 @@ import (
 	"github.com/samsa-streaming/samsa/internal/controller"
 )
 
-func init() { register(43, 0, 2, handleElectLeaders) }
+func init() {
+	register(43, 0, 2, handleElectLeaders)
+	registerController(43, 0, 2, handleElectLeaders)
+}
 
 func handleElectLeaders(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.ElectLeadersRequest)

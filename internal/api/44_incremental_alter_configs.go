@@ -17,7 +17,10 @@ import (
 	"github.com/samsa-streaming/samsa/internal/config"
 )
 
-func init() { register(44, 0, 1, handleIncrementalAlterConfigs) }
+func init() {
+	register(44, 0, 1, handleIncrementalAlterConfigs)
+	registerController(44, 0, 1, handleIncrementalAlterConfigs)
+}
 
 func handleIncrementalAlterConfigs(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.IncrementalAlterConfigsRequest)

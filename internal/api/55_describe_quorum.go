@@ -7,7 +7,12 @@ package api
 //   - Only __cluster_metadata partition 0 exists; other partitions answer
 //     UNKNOWN_TOPIC_OR_PARTITION.
 //   - The leader's view of each voter's log end offset and last contact;
-//     a follower knows only its own. There are no observers yet.
+//     a follower knows only its own.
+//   - Observers are the brokers that fetched the metadata log from this
+//     voter (01_fetch_metadata.go), with their fetch offset and time.
+//   - A broker-only node, not a voter, forwards the request to the active
+//     controller.
+//   - v2 Nodes: each voter's controller listener, from controller.quorum.voters.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -17,10 +22,21 @@ import (
 	"github.com/samsa-streaming/samsa/internal/quorum"
 )
 
-func init() { register(55, 0, 2, handleDescribeQuorum) }
+func init() {
+	register(55, 0, 2, handleDescribeQuorum)
+	registerController(55, 0, 2, handleDescribeQuorum)
+}
 
 func handleDescribeQuorum(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.DescribeQuorumRequest)
+	if b.Quorum == nil {
+		if b.ForwardToController == nil {
+			c.reply(describeQuorumError(req, kerr.NotController.Code))
+			return
+		}
+		b.forward(c, req)
+		return
+	}
 	resp := kmsg.NewPtrDescribeQuorumResponse()
 	st := b.Quorum.Status()
 	for _, rt := range req.Topics {
@@ -40,27 +56,13 @@ func handleDescribeQuorum(b *Broker, c *call, r kmsg.Request) {
 			for _, v := range st.Voters {
 				sp.CurrentVoters = append(sp.CurrentVoters, voterState(st, v))
 			}
-			sp.Observers = []kmsg.DescribeQuorumResponseTopicPartitionReplicaState{}
+			sp.Observers = b.observers.list()
 			st2.Partitions = append(st2.Partitions, sp)
 		}
 		resp.Topics = append(resp.Topics, st2)
 	}
 	if c.version >= 2 {
-		for _, br := range b.Image().Brokers() {
-			for _, v := range st.Voters {
-				if v.ID != br.ID {
-					continue
-				}
-				n := kmsg.NewDescribeQuorumResponseNode()
-				n.NodeID = br.ID
-				for _, ep := range br.Endpoints {
-					l := kmsg.NewDescribeQuorumResponseNodeListener()
-					l.Name, l.Host, l.Port = ep.Name, ep.Host, uint16(ep.Port)
-					n.Listeners = append(n.Listeners, l)
-				}
-				resp.Nodes = append(resp.Nodes, n)
-			}
-		}
+		resp.Nodes = b.voterNodes(st)
 	}
 	c.reply(resp)
 }
@@ -77,4 +79,53 @@ func voterState(st quorum.Status, v quorum.VoterStatus) kmsg.DescribeQuorumRespo
 		}
 	}
 	return rs
+}
+
+// voterNodes lists every voter's controller listener; a quorum of one with
+// no controller.quorum.voters (the zero-config node) lists the node's client
+// listeners.
+func (b *Broker) voterNodes(st quorum.Status) []kmsg.DescribeQuorumResponseNode {
+	var nodes []kmsg.DescribeQuorumResponseNode
+	if b.StaticConfig == nil || len(b.StaticConfig.ControllerQuorumVoters) == 0 || len(b.StaticConfig.ControllerListenerNames) == 0 {
+		for _, v := range st.Voters {
+			br := b.Image().Broker(v.ID)
+			if br == nil {
+				continue
+			}
+			n := kmsg.NewDescribeQuorumResponseNode()
+			n.NodeID = br.ID
+			for _, ep := range br.Endpoints {
+				l := kmsg.NewDescribeQuorumResponseNodeListener()
+				l.Name, l.Host, l.Port = ep.Name, ep.Host, uint16(ep.Port)
+				n.Listeners = append(n.Listeners, l)
+			}
+			nodes = append(nodes, n)
+		}
+		return nodes
+	}
+	for _, v := range b.StaticConfig.ControllerQuorumVoters {
+		n := kmsg.NewDescribeQuorumResponseNode()
+		n.NodeID = v.NodeID
+		l := kmsg.NewDescribeQuorumResponseNodeListener()
+		l.Name, l.Host, l.Port = b.StaticConfig.ControllerListenerNames[0], v.Host, uint16(v.Port)
+		n.Listeners = append(n.Listeners, l)
+		nodes = append(nodes, n)
+	}
+	return nodes
+}
+
+// describeQuorumError answers every partition of req with code.
+func describeQuorumError(req *kmsg.DescribeQuorumRequest, code int16) *kmsg.DescribeQuorumResponse {
+	resp := kmsg.NewPtrDescribeQuorumResponse()
+	for _, rt := range req.Topics {
+		st := kmsg.NewDescribeQuorumResponseTopic()
+		st.Topic = rt.Topic
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewDescribeQuorumResponseTopicPartition()
+			sp.Partition, sp.ErrorCode = rp.Partition, code
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp
 }

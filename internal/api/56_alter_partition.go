@@ -25,7 +25,7 @@ import (
 	"github.com/samsa-streaming/samsa/internal/metadata"
 )
 
-func init() { register(56, 0, 3, handleAlterPartition) }
+func init() { registerController(56, 0, 3, handleAlterPartition) }
 
 func handleAlterPartition(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.AlterPartitionRequest)

@@ -20,7 +20,7 @@ func handleDescribeCluster(b *Broker, c *call, r kmsg.Request) {
 	img := b.Image()
 	resp := kmsg.NewPtrDescribeClusterResponse()
 	resp.ClusterID = img.ClusterID
-	resp.ControllerID = b.activeControllerID()
+	resp.ControllerID = b.controllerIDForClients()
 	resp.EndpointType = 1
 	if c.version >= 1 {
 		resp.EndpointType = req.EndpointType

@@ -19,7 +19,7 @@ import (
 	"github.com/samsa-streaming/samsa/internal/metadata"
 )
 
-func init() { register(62, 0, 4, handleBrokerRegistration) }
+func init() { registerController(62, 0, 4, handleBrokerRegistration) }
 
 func handleBrokerRegistration(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.BrokerRegistrationRequest)

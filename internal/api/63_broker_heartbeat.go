@@ -23,7 +23,7 @@ import (
 	"github.com/samsa-streaming/samsa/internal/controller"
 )
 
-func init() { register(63, 0, 2, handleBrokerHeartbeat) }
+func init() { registerController(63, 0, 2, handleBrokerHeartbeat) }
 
 func handleBrokerHeartbeat(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.BrokerHeartbeatRequest)

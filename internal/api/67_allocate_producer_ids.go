@@ -17,7 +17,7 @@ import (
 	"github.com/samsa-streaming/samsa/internal/controller"
 )
 
-func init() { register(67, 0, 0, handleAllocateProducerIDs) }
+func init() { registerController(67, 0, 0, handleAllocateProducerIDs) }
 
 func handleAllocateProducerIDs(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.AllocateProducerIDsRequest)

@@ -15,6 +15,7 @@ package api
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -42,8 +43,13 @@ type Broker struct {
 	StaticConfig *config.Broker
 	Controller   *controller.Controller
 	Partitions   *partition.Manager
-	// Quorum is the metadata quorum this node is a voter of.
+	// Quorum is the metadata quorum when this node is one of its voters (it
+	// has the controller role); nil on a broker-only node.
 	Quorum *quorum.Quorum
+	// MetadataLeader is the active controller and its epoch as this node
+	// knows them: from its quorum on a voter, from the metadata follower on a
+	// broker-only node. Nil means this node decides alone.
+	MetadataLeader func() (id int32, epoch int64)
 	// ForwardToController sends a request to the active controller (the
 	// quorum leader) and returns its answer.
 	ForwardToController func(ctx context.Context, req kmsg.Request) (kmsg.Response, error)
@@ -58,6 +64,10 @@ type Broker struct {
 	Now func() time.Time
 
 	sessions    fetchSessionCache
+	// observers are the brokers following the metadata log from this
+	// voter (01_fetch_metadata.go).
+	observers   observerTracker
+	snapshots   snapshotCache
 	producerIDs producerIDBlock
 	effective   atomic.Pointer[effectiveConfig]
 	// parked holds the delayed operations waiting in the purgatory, so a
@@ -120,21 +130,44 @@ type handler struct {
 	handle func(b *Broker, c *call, req kmsg.Request)
 }
 
-var handlers = map[int16]*handler{}
+// handlerTable is the APIs served on one kind of listener, by key.
+type handlerTable map[int16]*handler
 
-// register adds an API to the dispatch and ApiVersions table. Called from
-// each API file's init.
+// brokerAPIs are served on the client listeners (listeners other than
+// controller.listener.names); controllerAPIs on the controller listener,
+// where brokers and tools reach the metadata quorum, as Kafka splits them.
+var brokerAPIs, controllerAPIs = handlerTable{}, handlerTable{}
+
+// register adds an API to the client listeners' dispatch and ApiVersions
+// table. Called from each API file's init.
 func register(key, minVersion, maxVersion int16, handle func(b *Broker, c *call, req kmsg.Request)) {
-	if _, dup := handlers[key]; dup {
-		panic("api: key registered twice")
-	}
-	handlers[key] = &handler{key: key, minVersion: minVersion, maxVersion: maxVersion, handle: handle}
+	brokerAPIs.add(key, minVersion, maxVersion, handle)
 }
 
-// supportedAPIs lists the registered APIs by key, for ApiVersions.
-func supportedAPIs() []*handler {
-	out := make([]*handler, 0, len(handlers))
-	for _, h := range handlers {
+// registerController adds an API to the controller listener's table.
+func registerController(key, minVersion, maxVersion int16, handle func(b *Broker, c *call, req kmsg.Request)) {
+	controllerAPIs.add(key, minVersion, maxVersion, handle)
+}
+
+func (t handlerTable) add(key, minVersion, maxVersion int16, handle func(b *Broker, c *call, req kmsg.Request)) {
+	if _, dup := t[key]; dup {
+		panic("api: key registered twice")
+	}
+	t[key] = &handler{key: key, minVersion: minVersion, maxVersion: maxVersion, handle: handle}
+}
+
+// tableFor is the table of the listener a request came in on.
+func (b *Broker) tableFor(listener string) handlerTable {
+	if b.StaticConfig != nil && slices.Contains(b.StaticConfig.ControllerListenerNames, listener) {
+		return controllerAPIs
+	}
+	return brokerAPIs
+}
+
+// supported lists the table's APIs by key, for ApiVersions.
+func (t handlerTable) supported() []*handler {
+	out := make([]*handler, 0, len(t))
+	for _, h := range t {
 		out = append(out, h)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].key < out[j].key })
@@ -156,7 +189,8 @@ func (c *call) reply(resp kmsg.Response) {
 
 // Handle implements network.Handler.
 func (b *Broker) Handle(ctx context.Context, req *network.Request) {
-	h := handlers[req.APIKey]
+	table := b.tableFor(req.Conn.Listener)
+	h := table[req.APIKey]
 	if h == nil {
 		b.Logger.Info("closing connection: unknown api key", "key", req.APIKey, "client", req.Conn.RemoteAddr)
 		req.Respond(network.Response{None: true, Close: true})
@@ -166,7 +200,7 @@ func (b *Broker) Handle(ctx context.Context, req *network.Request) {
 		if req.APIKey == apiVersionsKey {
 			// Kafka's fallback: answer in v0 so any client can read which
 			// versions are supported.
-			req.Respond(network.BytesResponse(unsupportedAPIVersionsResponse()))
+			req.Respond(network.BytesResponse(unsupportedAPIVersionsResponse(table)))
 			return
 		}
 		b.Logger.Info("closing connection: unsupported version", "key", req.APIKey, "version", req.APIVersion, "client", req.Conn.RemoteAddr)

@@ -18,11 +18,24 @@ const forwardTimeoutMs = 30000
 
 // activeControllerID is the metadata quorum leader, -1 when unknown.
 func (b *Broker) activeControllerID() int32 {
-	if b.Quorum == nil {
+	if b.MetadataLeader == nil {
 		return b.NodeID
 	}
-	id, _ := b.Quorum.Leader()
+	id, _ := b.MetadataLeader()
 	return id
+}
+
+// controllerIDForClients is the controller id Metadata and DescribeCluster
+// give clients, which send admin requests there: the active controller when
+// it is also a live broker, else this node, which forwards them (Kafka's
+// brokers answer a live broker for the same reason: clients cannot reach a
+// dedicated controller).
+func (b *Broker) controllerIDForClients() int32 {
+	id := b.activeControllerID()
+	if br := b.Image().Broker(id); br != nil && !br.Fenced {
+		return id
+	}
+	return b.NodeID
 }
 
 // isActiveController reports whether this node decides metadata changes.
@@ -36,6 +49,12 @@ func (b *Broker) forwarded(c *call, req kmsg.Request) bool {
 	if b.isActiveController() || b.ForwardToController == nil {
 		return false
 	}
+	b.forward(c, req)
+	return true
+}
+
+// forward sends req to the active controller and relays the answer.
+func (b *Broker) forward(c *call, req kmsg.Request) {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), forwardTimeoutMs*time.Millisecond)
 		defer cancel()
@@ -47,7 +66,6 @@ func (b *Broker) forwarded(c *call, req kmsg.Request) bool {
 		}
 		c.reply(resp)
 	}()
-	return true
 }
 
 // createTopics creates topics on the active controller, here or by

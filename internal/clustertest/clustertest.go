@@ -237,10 +237,17 @@ func WaitFor(t testing.TB, timeout time.Duration, cond func() error) {
 	}
 }
 
-// Cluster is a set of combined broker+controller nodes forming one
-// metadata quorum.
+// Cluster is a set of nodes forming one cluster: combined broker+controller
+// nodes (StartCluster), or dedicated brokers and controllers
+// (StartDedicatedCluster).
 type Cluster struct {
+	// Nodes are the nodes with the broker role: every node of a combined
+	// cluster.
 	Nodes []*Node
+	// Controllers are the dedicated controllers (process.roles=controller);
+	// empty for a combined cluster. A controller's Port is its controller
+	// listener.
+	Controllers []*Node
 }
 
 // StartCluster starts n combined nodes (node.id 1..n) whose controllers
@@ -259,25 +266,38 @@ func StartCluster(t testing.TB, n int, overrides ...string) *Cluster {
 	}
 	for i := range n {
 		node := &Node{t: t, Dir: t.TempDir(), Port: FreePort(t)}
-		node.overrides = append([]string{
+		node.overrides = append(append([]string{
 			"node.id=" + strconv.Itoa(i+1),
 			"process.roles=broker,controller",
 			fmt.Sprintf("listeners=PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d", node.Port, controllerPorts[i]),
 			"advertised.listeners=PLAINTEXT://127.0.0.1:" + strconv.Itoa(node.Port),
-			"listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
-			"controller.listener.names=CONTROLLER",
-			"controller.quorum.voters=" + voters,
-			"controller.quorum.election.timeout.ms=500",
-			"broker.heartbeat.interval.ms=300",
-			"broker.session.timeout.ms=3000",
-		}, overrides...)
+		}, clusterOverrides(voters)...), overrides...)
 		c.Nodes = append(c.Nodes, node)
 		t.Cleanup(node.Stop)
 	}
-	// A node finishes starting only once a quorum elected a leader, so they
-	// start together.
+	startTogether(c.Nodes)
+	c.waitForBrokers(t, n)
+	return c
+}
+
+// clusterOverrides are the settings every node of a test cluster shares:
+// the quorum and timeouts tuned for tests.
+func clusterOverrides(voters string) []string {
+	return []string{
+		"listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+		"controller.listener.names=CONTROLLER",
+		"controller.quorum.voters=" + voters,
+		"controller.quorum.election.timeout.ms=500",
+		"broker.heartbeat.interval.ms=300",
+		"broker.session.timeout.ms=3000",
+	}
+}
+
+// startTogether starts nodes at once: a node finishes starting only once a
+// quorum elected a leader.
+func startTogether(nodes []*Node) {
 	var wg sync.WaitGroup
-	for _, node := range c.Nodes {
+	for _, node := range nodes {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -285,6 +305,50 @@ func StartCluster(t testing.TB, n int, overrides ...string) *Cluster {
 		}()
 	}
 	wg.Wait()
+}
+
+// StartDedicatedCluster starts controllers dedicated controllers (node.id
+// 1..controllers, process.roles=controller) forming the quorum and brokers
+// dedicated brokers (node.id controllers+1.., process.roles=broker) that
+// follow the metadata log, and waits until every broker knows all brokers.
+func StartDedicatedCluster(t testing.TB, controllers, brokers int, overrides ...string) *Cluster {
+	t.Helper()
+	c := &Cluster{}
+	voters := ""
+	for i := range controllers {
+		node := &Node{t: t, Dir: t.TempDir(), Port: FreePort(t)}
+		if i > 0 {
+			voters += ","
+		}
+		voters += fmt.Sprintf("%d@127.0.0.1:%d", i+1, node.Port)
+		c.Controllers = append(c.Controllers, node)
+	}
+	for i, node := range c.Controllers {
+		node.overrides = append(append([]string{
+			"node.id=" + strconv.Itoa(i+1),
+			"process.roles=controller",
+			fmt.Sprintf("listeners=CONTROLLER://127.0.0.1:%d", node.Port),
+		}, clusterOverrides(voters)...), overrides...)
+		t.Cleanup(node.Stop)
+	}
+	for i := range brokers {
+		node := &Node{t: t, Dir: t.TempDir(), Port: FreePort(t)}
+		node.overrides = append(append([]string{
+			"node.id=" + strconv.Itoa(controllers+i+1),
+			"process.roles=broker",
+		}, clusterOverrides(voters)...), overrides...)
+		c.Nodes = append(c.Nodes, node)
+		t.Cleanup(node.Stop)
+	}
+	startTogether(c.Controllers)
+	startTogether(c.Nodes)
+	c.waitForBrokers(t, brokers)
+	return c
+}
+
+// waitForBrokers waits until every broker serves and knows n brokers.
+func (c *Cluster) waitForBrokers(t testing.TB, n int) {
+	t.Helper()
 	// A node's port accepts connections before the node has registered;
 	// the cluster is ready once every node serves and knows all the others.
 	for _, node := range c.Nodes {
@@ -299,7 +363,6 @@ func StartCluster(t testing.TB, n int, overrides ...string) *Cluster {
 			return nil
 		})
 	}
-	return c
 }
 
 // brokerCount asks one node how many live brokers it knows.

@@ -507,9 +507,6 @@ func (b *Broker) derive() error {
 
 // validateRelations checks the constraints Kafka places between keys.
 func (b *Broker) validateRelations() error {
-	relation := func(key, message string) error {
-		return &Error{Kind: ErrInvalidValue, Key: key, Message: message}
-	}
 	switch {
 	case b.GroupMaxSessionTimeoutMs < b.GroupMinSessionTimeoutMs:
 		return relation("group.max.session.timeout.ms", "group.max.session.timeout.ms must be at least group.min.session.timeout.ms")
@@ -530,15 +527,47 @@ func (b *Broker) validateRelations() error {
 	case b.BrokerHeartbeatIntervalMs >= b.BrokerSessionTimeoutMs:
 		return relation("broker.heartbeat.interval.ms", "broker.heartbeat.interval.ms must be less than broker.session.timeout.ms")
 	}
-	if b.IsController() && len(b.ControllerQuorumVoters) > 0 {
-		found := false
-		for _, v := range b.ControllerQuorumVoters {
-			found = found || v.NodeID == b.NodeID
-		}
-		if !found {
-			return relation("controller.quorum.voters", fmt.Sprintf(
-				"If process.roles contains the 'controller' role, the node id %d must be included in the set of voters controller.quorum.voters=%s",
-				b.NodeID, b.effective["controller.quorum.voters"]))
+	return b.validateRoles()
+}
+
+func relation(key, message string) error {
+	return &Error{Kind: ErrInvalidValue, Key: key, Message: message}
+}
+
+// validateRoles checks process.roles against the quorum and the listeners,
+// with Kafka's messages where Kafka has the check.
+func (b *Broker) validateRoles() error {
+	voters := b.effective["controller.quorum.voters"]
+	isVoter := false
+	for _, v := range b.ControllerQuorumVoters {
+		isVoter = isVoter || v.NodeID == b.NodeID
+	}
+	if n := len(b.ControllerQuorumVoters); n%2 == 0 && n > 0 {
+		return relation("controller.quorum.voters", fmt.Sprintf(
+			"controller.quorum.voters=%s has %d voters: a quorum needs an odd number of voters (an even one tolerates no more failures than one voter fewer)",
+			voters, n))
+	}
+	switch {
+	case b.IsController() && len(b.ControllerQuorumVoters) > 0 && !isVoter:
+		return relation("controller.quorum.voters", fmt.Sprintf(
+			"If process.roles contains the 'controller' role, the node id %d must be included in the set of voters controller.quorum.voters=%s",
+			b.NodeID, voters))
+	case !b.IsController() && isVoter:
+		return relation("controller.quorum.voters", fmt.Sprintf(
+			"If process.roles contains just the 'broker' role, the node id %d must not be included in the set of voters controller.quorum.voters=%s",
+			b.NodeID, voters))
+	case !b.IsController() && len(b.ControllerQuorumVoters) == 0:
+		return relation("controller.quorum.voters", "If process.roles contains just the 'broker' role, controller.quorum.voters must name the controllers to follow")
+	}
+	for _, l := range b.Listeners {
+		isControllerListener := contains(b.ControllerListenerNames, l.Name)
+		switch {
+		case !b.IsBroker() && !isControllerListener:
+			return relation("listeners", fmt.Sprintf(
+				"The listeners config must only contain KRaft controller listeners from controller.listener.names when process.roles=controller; %s is not one", l.Name))
+		case !b.IsController() && isControllerListener:
+			return relation("listeners", fmt.Sprintf(
+				"controller.listener.names must not contain a value appearing in the 'listeners' configuration when running KRaft with just the broker role: %s", l.Name))
 		}
 	}
 	return nil

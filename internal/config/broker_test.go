@@ -404,3 +404,47 @@ func TestKeyTablesConsistent(t *testing.T) {
 		}
 	}
 }
+
+func TestLoadRoleChecks(t *testing.T) {
+	controllerOnly := []string{"process.roles=controller", "node.id=1", "controller.listener.names=CONTROLLER",
+		"listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"}
+	brokerOnly := []string{"process.roles=broker", "node.id=4", "controller.listener.names=CONTROLLER",
+		"listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"}
+	tests := []struct {
+		name      string
+		overrides []string
+		want      []string // substrings of the error; none: valid
+	}{
+		{"even voters", []string{"controller.quorum.voters=1@h:9093,2@h:9094"}, []string{"controller.quorum.voters", "odd number"}},
+		{"controller not a voter", append(controllerOnly, "listeners=CONTROLLER://:9093", "controller.quorum.voters=2@h:9093"),
+			[]string{"node id 1 must be included"}},
+		{"controller with a broker listener", append(controllerOnly, "listeners=PLAINTEXT://:9092,CONTROLLER://:9093", "controller.quorum.voters=1@h:9093"),
+			[]string{"listeners", "only contain KRaft controller listeners", "PLAINTEXT"}},
+		{"controller only", append(controllerOnly, "listeners=CONTROLLER://:9093", "controller.quorum.voters=1@h:9093"), nil},
+		{"broker in the voters", append(brokerOnly, "listeners=PLAINTEXT://:9092", "controller.quorum.voters=4@h:9093"),
+			[]string{"node id 4 must not be included"}},
+		{"broker with no voters", append(brokerOnly, "listeners=PLAINTEXT://:9092"), []string{"controller.quorum.voters", "name the controllers"}},
+		{"broker with a controller listener", append(brokerOnly, "listeners=PLAINTEXT://:9092,CONTROLLER://:9093", "controller.quorum.voters=1@h:9093"),
+			[]string{"must not contain a value appearing in the 'listeners'", "CONTROLLER"}},
+		{"broker only", append(brokerOnly, "listeners=PLAINTEXT://:9092", "controller.quorum.voters=1@h:9093"), nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := Load("", tt.overrides, nil)
+			if tt.want == nil {
+				if err != nil {
+					t.Fatalf("valid roles refused: %v", err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrInvalidValue) {
+				t.Fatalf("error %v is not ErrInvalidValue", err)
+			}
+			for _, want := range tt.want {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q does not contain %q", err, want)
+				}
+			}
+		})
+	}
+}

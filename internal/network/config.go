@@ -38,6 +38,13 @@ const (
 type ListenerSpec struct {
 	Name    string
 	Address string
+	// Listener, when set, is already bound and is used instead of binding
+	// Address; the Server closes it at Shutdown.
+	Listener net.Listener
+	// OpenAtStart accepts on this listener from Start on, also with
+	// Config.AcceptAfterOpen (the controller listener, which peers need
+	// before this node is ready for clients).
+	OpenAtStart bool
 }
 
 // Config configures a Server. The zero value of every field but Listeners

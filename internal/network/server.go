@@ -139,7 +139,10 @@ func (s *Server) Start() error {
 	listenConfig := net.ListenConfig{Control: s.controlListenSocket}
 	listeners := make([]net.Listener, 0, len(s.cfg.Listeners))
 	for _, spec := range s.cfg.Listeners {
-		listener, err := listenConfig.Listen(context.Background(), "tcp", spec.Address)
+		listener, err := spec.Listener, error(nil)
+		if listener == nil {
+			listener, err = listenConfig.Listen(context.Background(), "tcp", spec.Address)
+		}
 		if err != nil {
 			for _, bound := range listeners {
 				bound.Close()
@@ -160,7 +163,7 @@ func (s *Server) Start() error {
 	}
 	for i, listener := range listeners {
 		s.acceptors.Add(1)
-		go s.accept(listener, s.cfg.Listeners[i].Name)
+		go s.accept(listener, s.cfg.Listeners[i].Name, s.cfg.Listeners[i].OpenAtStart)
 		s.logger.Info("listening", "listener", s.cfg.Listeners[i].Name, "address", listener.Addr().String())
 	}
 	return nil
@@ -201,9 +204,9 @@ func (s *Server) Addrs() []net.Addr {
 }
 
 // accept runs one listener's accept loop until Shutdown.
-func (s *Server) accept(listener net.Listener, listenerName string) {
+func (s *Server) accept(listener net.Listener, listenerName string, openAtStart bool) {
 	defer s.acceptors.Done()
-	if s.acceptGate != nil {
+	if s.acceptGate != nil && !openAtStart {
 		// Bound but not yet open: clients wait in the accept backlog.
 		select {
 		case <-s.acceptGate:

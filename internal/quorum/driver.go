@@ -53,6 +53,7 @@ func (q *Quorum) initRun() error {
 			return fmt.Errorf("quorum: restore state machine from snapshot at offset %d: %w", index-1, err)
 		}
 		r.applied = index
+		q.tail.reset(int64(index))
 	}
 	rn, err := newRawNode(&raft.Config{
 		ID:                        uint64(q.cfg.NodeID),
@@ -235,6 +236,7 @@ func (q *Quorum) restore(snap *raftpb.Snapshot) error {
 	q.logger.Info("restored state from the leader's snapshot", "end_offset", index, "epoch", term)
 	r := &q.run
 	r.applied, r.bytesSinceSnapshot, r.lastSnapshot = index, 0, time.Now()
+	q.tail.reset(int64(index))
 	// Proposals from terms up to the snapshot's may be inside it or lost.
 	for id, p := range r.waiters {
 		if p.term <= term {
@@ -275,7 +277,7 @@ func (q *Quorum) apply(e *raftpb.Entry) error {
 		r.bytesSinceSnapshot += int64(len(e.GetData()))
 	}
 	r.applied = index
-	return nil
+	return q.tail.add(e, time.Now().UnixMilli())
 }
 
 // failLostProposals fails the proposals of terms before term: an entry of a

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -68,6 +69,8 @@ type Quorum struct {
 	sm        StateMachine
 	storage   *storage
 	transport *transport
+	// tail is the latest applied entries, for observers (tail.go).
+	tail *committedTail
 	addr      net.Addr
 
 	proposals      chan *proposal
@@ -124,6 +127,7 @@ func Start(cfg Config, sm StateMachine) (q *Quorum, err error) {
 		statusRequests: make(chan chan Status),
 		stopping:       make(chan struct{}),
 		done:           make(chan struct{}),
+		tail:           newCommittedTail(int(min(cfg.SnapshotIntervalBytes, math.MaxInt32))),
 	}
 	q.mu.leaderID = -1
 	q.mu.changed = make(chan struct{})

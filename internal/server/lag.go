@@ -58,8 +58,16 @@ func (c lagCollector) Collect(ch chan<- prometheus.Metric) {
 	// The quorum's log holds entries that carry no records (a new leader's
 	// first entry), so the lag counts offsets, not records, and reads 0 or 1
 	// on a node that is caught up.
-	st := c.n.quorum.Status()
+	// A broker-only node knows the committed end from its last fetch.
+	var end, highWatermark int64
+	if c.n.quorum != nil {
+		st := c.n.quorum.Status()
+		end, highWatermark = st.LogEndOffset, st.HighWatermark
+	} else {
+		highWatermark = c.n.follower.highWatermark.Load()
+		end = highWatermark
+	}
 	applied := c.n.controller.Image().Offset
-	ch <- prometheus.MustNewConstMetric(descMetadataEnd, prometheus.GaugeValue, float64(st.LogEndOffset))
-	ch <- prometheus.MustNewConstMetric(descMetadataLag, prometheus.GaugeValue, float64(max(st.HighWatermark-1-applied, 0)))
+	ch <- prometheus.MustNewConstMetric(descMetadataEnd, prometheus.GaugeValue, float64(end))
+	ch <- prometheus.MustNewConstMetric(descMetadataLag, prometheus.GaugeValue, float64(max(highWatermark-1-applied, 0)))
 }

@@ -38,6 +38,9 @@ type quorumJournal struct {
 // CatchUp implements controller.Journal: once per leader epoch, the leader
 // commits a NoOpRecord, which it applies only after every earlier entry.
 func (j *quorumJournal) CatchUp() error {
+	if j.q == nil {
+		return fmt.Errorf("%w: a broker-only node has no quorum", controller.ErrNotActive)
+	}
 	leader, epoch := j.q.Leader()
 	if leader < 0 {
 		return fmt.Errorf("%w: no quorum leader", controller.ErrNotActive)
@@ -58,6 +61,9 @@ func (j *quorumJournal) CatchUp() error {
 
 // Append implements controller.Journal.
 func (j *quorumJournal) Append(values [][]byte) (int64, error) {
+	if j.q == nil {
+		return 0, fmt.Errorf("%w: a broker-only node has no quorum", controller.ErrNotActive)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), j.timeout)
 	defer cancel()
 	offset, err := j.q.Propose(ctx, values)
@@ -94,6 +100,10 @@ func quorumConfig(cfg *config.Broker, fs vfs.FS, logger *slog.Logger) (quorum.Co
 		RequestTimeoutMs: int(configInt(cfg, "controller.quorum.request.timeout.ms")),
 		RetryBackoffMs:   int(configInt(cfg, "controller.quorum.retry.backoff.ms")),
 		Logger:           logger,
+		// The quorum keeps this many bytes of entries in memory for
+		// observers too (package quorum, tail.go).
+		SnapshotIntervalBytes: cfg.MetadataLogMaxRecordBytesBetweenSnapshots,
+		SnapshotIntervalMs:    cfg.MetadataLogMaxSnapshotIntervalMs,
 	}
 	// Raft ticks: an election timeout of controller.quorum.election.timeout.ms
 	// spread over ten ticks.
@@ -101,9 +111,6 @@ func quorumConfig(cfg *config.Broker, fs vfs.FS, logger *slog.Logger) (quorum.Co
 		qc.TickMs = max(int(ms/10), 1)
 		qc.ElectionTicks = 10
 		qc.HeartbeatTicks = 1
-	}
-	if !cfg.IsController() {
-		return qc, fmt.Errorf("process.roles=%v: a node without the controller role needs metadata observers, which are not supported yet; run broker,controller", cfg.ProcessRoles)
 	}
 	if len(cfg.ControllerQuorumVoters) == 0 {
 		qc.Voters = []quorum.Voter{{ID: cfg.NodeID, Addr: "127.0.0.1:0"}}
@@ -134,9 +141,19 @@ func clusterIDFromVoters(cfg *config.Broker) string {
 	return base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:16])
 }
 
-// activeController reaches the active controller (the quorum leader) over
-// its client listener, with a franz-go client, for requests this node must
-// not decide itself: registration, forwarded admin requests.
+// metadataView is how a node follows the metadata quorum: as a voter
+// (*quorum.Quorum) or, on a broker-only node, as an observer
+// (*metadataFollower).
+type metadataView interface {
+	// Leader is the active controller and its epoch; -1 when unknown.
+	Leader() (id int32, epoch int64)
+	WaitForLeader(ctx context.Context) error
+}
+
+// activeController reaches the active controller (the quorum leader) on
+// its controller listener, the address controller.quorum.voters gives it,
+// with a franz-go client, for requests this node must not decide itself:
+// registration, heartbeats, ISR changes, forwarded admin requests.
 type activeController struct {
 	n *Node
 
@@ -147,16 +164,19 @@ type activeController struct {
 
 // request sends req to the active controller and returns its response.
 func (a *activeController) request(ctx context.Context, req kmsg.Request) (kmsg.Response, error) {
-	leader, _ := a.n.quorum.Leader()
+	leader, _ := a.n.metadata.Leader()
 	if leader < 0 {
 		return nil, fmt.Errorf("no active controller")
 	}
-	br := a.n.controller.Image().Broker(leader)
-	if br == nil || len(br.Endpoints) == 0 {
-		return nil, fmt.Errorf("active controller %d has not registered yet", leader)
+	addr := ""
+	for _, v := range a.n.cfg.ControllerQuorumVoters {
+		if v.NodeID == leader {
+			addr = net.JoinHostPort(v.Host, strconv.Itoa(v.Port))
+		}
 	}
-	ep := br.Endpoints[0]
-	addr := net.JoinHostPort(ep.Host, strconv.Itoa(int(ep.Port)))
+	if addr == "" {
+		return nil, fmt.Errorf("active controller %d is not in controller.quorum.voters", leader)
+	}
 	a.mu.Lock()
 	if a.addr != addr {
 		if a.client != nil {
@@ -203,10 +223,10 @@ func (n *Node) register(ctx context.Context, clusterID string) error {
 }
 
 func (n *Node) registerOnce(ctx context.Context, clusterID string, reg metadata.RegisterBrokerRecord) error {
-	if err := n.quorum.WaitForLeader(ctx); err != nil {
+	if err := n.metadata.WaitForLeader(ctx); err != nil {
 		return err
 	}
-	if leader, _ := n.quorum.Leader(); leader == n.cfg.NodeID {
+	if leader, _ := n.metadata.Leader(); leader == n.cfg.NodeID {
 		return n.controller.Bootstrap(clusterID, reg)
 	}
 	req := kmsg.NewPtrBrokerRegistrationRequest()
@@ -263,13 +283,13 @@ func (n *Node) runLiveness(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case now := <-ticker.C:
-			if now.Sub(lastBeat) >= interval {
+			if n.cfg.IsBroker() && now.Sub(lastBeat) >= interval {
 				lastBeat = now
 				if err := n.heartbeat(ctx, now); err != nil {
 					n.logger.Debug("broker heartbeat", "err", err)
 				}
 			}
-			if leader, _ := n.quorum.Leader(); leader == n.cfg.NodeID {
+			if leader, _ := n.metadata.Leader(); leader == n.cfg.NodeID {
 				if err := n.controller.FenceStale(now, session); err != nil {
 					n.logger.Debug("fencing stale brokers", "err", err)
 				}
@@ -279,7 +299,7 @@ func (n *Node) runLiveness(ctx context.Context) {
 }
 
 func (n *Node) heartbeat(ctx context.Context, now time.Time) error {
-	if leader, _ := n.quorum.Leader(); leader == n.cfg.NodeID {
+	if leader, _ := n.metadata.Leader(); leader == n.cfg.NodeID {
 		return n.controller.Heartbeat(n.cfg.NodeID, now)
 	}
 	req := kmsg.NewPtrBrokerHeartbeatRequest()
@@ -313,7 +333,7 @@ func (n *Node) controlledShutdown(ctx context.Context) error {
 	if others == 0 {
 		return nil
 	}
-	if leader, _ := n.quorum.Leader(); leader == n.cfg.NodeID {
+	if leader, _ := n.metadata.Leader(); leader == n.cfg.NodeID {
 		return n.controller.ControlledShutdown(n.cfg.NodeID)
 	}
 	req := kmsg.NewPtrBrokerHeartbeatRequest()

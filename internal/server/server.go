@@ -38,7 +38,12 @@ type Node struct {
 	logger  *slog.Logger
 	logs    *log.Manager
 	journal *quorumJournal
-	quorum  *quorum.Quorum
+	// quorum is the Raft metadata quorum on a node with the controller role;
+	// follower follows the log instead on a broker-only node. metadata is
+	// whichever of the two this node has.
+	quorum   *quorum.Quorum
+	follower *metadataFollower
+	metadata metadataView
 	// activeController reaches the quorum leader for registration and
 	// forwarded admin requests.
 	activeController *activeController
@@ -144,27 +149,53 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 		ValidateTopicConfigs:     config.ValidateTopicConfigs,
 		Logger:                   logging.component("controller"),
 	}, n.journal)
-	qcfg, err := quorumConfig(cfg, opts.FS, logging.component("controller"))
-	if err != nil {
-		logs.Shutdown()
-		return nil, err
+	var controllerListener *controllerListener
+	if cfg.IsController() {
+		qcfg, err := quorumConfig(cfg, opts.FS, logging.component("controller"))
+		if err != nil {
+			logs.Shutdown()
+			return nil, err
+		}
+		if len(cfg.ControllerQuorumVoters) > 0 {
+			// The controller listener carries the Raft traffic and the Kafka
+			// protocol of the controller APIs (controller_listener.go).
+			bound, err := net.Listen("tcp", qcfg.ListenAddr)
+			if err != nil {
+				logs.Shutdown()
+				return nil, fmt.Errorf("controller listener %s: %w", qcfg.ListenAddr, err)
+			}
+			controllerListener = newControllerListener(bound)
+			qcfg.Listener = controllerListener.raft
+		}
+		// Starting the quorum replays the metadata log into the controller.
+		n.quorum, err = quorum.Start(qcfg, controllerStateMachine{n.controller})
+		if err != nil {
+			if controllerListener != nil {
+				controllerListener.kafka.Close()
+			}
+			logs.Shutdown()
+			return nil, fmt.Errorf("metadata quorum: %w", err)
+		}
+		n.journal.q = n.quorum
+		n.metadata = n.quorum
+	} else {
+		n.follower, err = newMetadataFollower(cfg, n.controller, logging.component("controller"))
+		if err != nil {
+			logs.Shutdown()
+			return nil, err
+		}
+		n.metadata = n.follower
 	}
-	// Starting the quorum replays the metadata log into the controller.
-	n.quorum, err = quorum.Start(qcfg, controllerStateMachine{n.controller})
-	if err != nil {
-		logs.Shutdown()
-		return nil, fmt.Errorf("metadata quorum: %w", err)
-	}
-	n.journal.q = n.quorum
 	n.activeController = &activeController{n: n}
 
 	n.broker = &api.Broker{
-		NodeID:       cfg.NodeID,
-		StaticConfig: cfg,
-		Controller:   n.controller,
-		Quorum:       n.quorum,
-		Logger:       logging.component("api"),
-		Now:          time.Now,
+		NodeID:         cfg.NodeID,
+		StaticConfig:   cfg,
+		Controller:     n.controller,
+		Quorum:         n.quorum,
+		MetadataLeader: n.metadata.Leader,
+		Logger:         logging.component("api"),
+		Now:            time.Now,
 	}
 	n.partitions = partition.NewManager(cfg.NodeID, logs, n.topicConfig, []string{controller.MetadataTopic}, logging.component("log"))
 	n.broker.Partitions = n.partitions
@@ -199,6 +230,11 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 		n.clientListeners = append(n.clientListeners, l)
 		listeners = append(listeners, network.ListenerSpec{Name: l.Name, Address: net.JoinHostPort(l.Host, strconv.Itoa(l.Port))})
 	}
+	// The controller listener comes last, so the client listeners keep their
+	// indexes in Addrs.
+	if controllerListener != nil {
+		listeners = append(listeners, network.ListenerSpec{Name: cfg.ControllerListenerNames[0], Address: controllerListener.inner.Addr().String(), Listener: controllerListener.kafka, OpenAtStart: true})
+	}
 	n.broker.Metrics = n.metrics
 	n.network, err = network.NewServer(network.Config{
 		Observer:                 newRequestLog(n.metrics, logging.component("request"), cfg.LogRequestSampleRate),
@@ -218,11 +254,14 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 		// of the body once it has answered. perf_test.go checks it.
 		ReuseBodyAPIKeys: []int16{0},
 	}, n.broker, logging.component("network"))
-	if err != nil {
-		logs.Shutdown()
-		return nil, err
+	if err == nil {
+		err = n.network.Start()
 	}
-	if err := n.network.Start(); err != nil {
+	if err != nil {
+		if controllerListener != nil {
+			controllerListener.kafka.Close()
+		}
+		n.stopMetadata()
 		logs.Shutdown()
 		return nil, err
 	}
@@ -231,24 +270,62 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 		n.metricsServer, err = metrics.Serve(cfg.MetricsListener, n.metrics, func() bool { return n.ready.Load() })
 		if err != nil {
 			n.network.Shutdown(context.Background())
+			n.stopMetadata()
 			logs.Shutdown()
 			return nil, fmt.Errorf("metrics.listener %s: %w", cfg.MetricsListener, err)
 		}
 	}
+	ctx, cancel := context.WithCancel(context.Background())
+	n.cancel = cancel
+	if cfg.IsBroker() {
+		if err := n.startBroker(clusterID); err != nil {
+			cancel()
+			n.network.Shutdown(context.Background())
+			n.stopMetadata()
+			logs.Shutdown()
+			return nil, err
+		}
+		logs.Start(ctx)
+		n.startTransactionTimers(ctx)
+		go n.runISRChecks(ctx)
+	}
+	go n.runLiveness(ctx)
+	n.network.OpenForClients()
+	n.ready.Store(true)
+	for _, a := range n.network.Addrs() {
+		n.logger.Info("samsa listening", "address", a.String(), "node.id", cfg.NodeID, "process.roles", cfg.ProcessRoles, "cluster.id", n.controller.Image().ClusterID, "log.dirs", cfg.LogDirs)
+	}
+	return n, nil
+}
+
+// stopMetadata stops the quorum or the metadata follower.
+func (n *Node) stopMetadata() error {
+	if n.follower != nil {
+		n.follower.stop()
+	}
+	if n.quorum != nil {
+		return n.quorum.Stop()
+	}
+	return nil
+}
+
+// startBroker registers this node as a broker and, caught up with the
+// metadata log, takes on its partitions and coordinators.
+func (n *Node) startBroker(clusterID string) error {
+	if n.follower != nil {
+		n.follower.start()
+	}
 	regCtx, regCancel := context.WithTimeout(context.Background(), 60*time.Second)
-	err = n.register(regCtx, clusterID)
+	err := n.register(regCtx, clusterID)
 	regCancel()
 	if err != nil {
-		n.network.Shutdown(context.Background())
-		n.quorum.Stop()
-		logs.Shutdown()
-		return nil, fmt.Errorf("register broker: %w", err)
+		return fmt.Errorf("register broker: %w", err)
 	}
 	// Only now, caught up with the metadata log, does the node take on its
 	// partitions and coordinators: an image still replaying could make it
 	// delete the logs of topics it has not seen yet.
 	n.setupReplication()
-	elections := &coordinatorElections{nodeID: cfg.NodeID, groups: n.groups}
+	elections := &coordinatorElections{nodeID: n.cfg.NodeID, groups: n.groups}
 	n.controller.Subscribe(func(old, next *metadata.Image) {
 		if err := n.partitions.Reconcile(old, next); err != nil {
 			n.logger.Error("apply metadata", "err", err)
@@ -267,18 +344,7 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 		}
 	})
 
-	ctx, cancel := context.WithCancel(context.Background())
-	n.cancel = cancel
-	logs.Start(ctx)
-	n.startTransactionTimers(ctx)
-	go n.runLiveness(ctx)
-	go n.runISRChecks(ctx)
-	n.network.OpenForClients()
-	n.ready.Store(true)
-	for _, a := range n.network.Addrs() {
-		n.logger.Info("samsa listening", "address", a.String(), "node.id", cfg.NodeID, "cluster.id", n.controller.Image().ClusterID, "log.dirs", cfg.LogDirs)
-	}
-	return n, nil
+	return nil
 }
 
 // MetricsAddr is the bound metrics listener address, or nil.
@@ -301,11 +367,13 @@ func (n *Node) Shutdown(ctx context.Context) error {
 	if n.cancel != nil {
 		n.cancel()
 	}
-	csCtx, csCancel := context.WithTimeout(ctx, 10*time.Second)
-	if err := n.controlledShutdown(csCtx); err != nil {
-		n.logger.Warn("controlled shutdown", "err", err)
+	if n.cfg.IsBroker() {
+		csCtx, csCancel := context.WithTimeout(ctx, 10*time.Second)
+		if err := n.controlledShutdown(csCtx); err != nil {
+			n.logger.Warn("controlled shutdown", "err", err)
+		}
+		csCancel()
 	}
-	csCancel()
 	n.broker.BeginShutdown()
 	errNet := n.network.Shutdown(ctx)
 	if n.metricsServer != nil {
@@ -316,10 +384,12 @@ func (n *Node) Shutdown(ctx context.Context) error {
 	}
 	n.stopTransactions()
 	n.groups.Close()
-	n.replicas.Shutdown()
+	if n.replicas != nil {
+		n.replicas.Shutdown()
+	}
 	errSnapshots := n.partitions.WriteSnapshots()
 	n.activeController.close()
-	errQuorum := n.quorum.Stop()
+	errQuorum := n.stopMetadata()
 	errLogs := n.logs.Shutdown()
 	return errors.Join(errNet, errSnapshots, errQuorum, errLogs)
 }

@@ -1,0 +1,245 @@
+package clustertest
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// describeQuorum asks one node for DescribeQuorum.
+func describeQuorum(ctx context.Context, addr string) (*kmsg.DescribeQuorumResponseTopicPartition, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req := kmsg.NewPtrDescribeQuorumRequest()
+	rt := kmsg.NewDescribeQuorumRequestTopic()
+	rt.Topic = "__cluster_metadata"
+	rt.Partitions = append(rt.Partitions, kmsg.NewDescribeQuorumRequestTopicPartition())
+	req.Topics = append(req.Topics, rt)
+	resp, err := cl.SeedBrokers()[0].Request(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	qr := resp.(*kmsg.DescribeQuorumResponse)
+	if err := kerr.ErrorForCode(qr.ErrorCode); err != nil {
+		return nil, err
+	}
+	p := qr.Topics[0].Partitions[0]
+	return &p, kerr.ErrorForCode(p.ErrorCode)
+}
+
+// createTopicVia creates a topic through one broker only.
+func createTopicVia(ctx context.Context, addr, topic string, partitions int32, rf int16) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req := kmsg.NewPtrCreateTopicsRequest()
+	req.TimeoutMillis = 10000
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = topic, partitions, rf
+	req.Topics = append(req.Topics, rt)
+	resp, err := cl.SeedBrokers()[0].Request(ctx, req)
+	if err != nil {
+		return err
+	}
+	return kerr.ErrorForCode(resp.(*kmsg.CreateTopicsResponse).Topics[0].ErrorCode)
+}
+
+// TestDedicatedControllersAndBrokers runs three controllers
+// (process.roles=controller) and three brokers (process.roles=broker) that
+// follow the metadata log as observers. The controllers keep a tiny tail of
+// entries for observers, so a broker that starts or restarts catches up
+// from a snapshot (FetchSnapshot) and then the log.
+func TestDedicatedControllersAndBrokers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts server processes")
+	}
+	c := StartDedicatedCluster(t, 3, 3, "metadata.log.max.record.bytes.between.snapshots=2048")
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	brokerIDs := []int32{4, 5, 6}
+
+	// The brokers are observers of the quorum; the controllers are voters
+	// and no broker.
+	WaitFor(t, 30*time.Second, func() error {
+		q, err := describeQuorum(ctx, c.Nodes[0].Addr())
+		if err != nil {
+			return err
+		}
+		var voters, observers []int32
+		for _, v := range q.CurrentVoters {
+			voters = append(voters, v.ReplicaID)
+		}
+		for _, o := range q.Observers {
+			observers = append(observers, o.ReplicaID)
+		}
+		slices.Sort(observers)
+		if q.LeaderID < 1 || q.LeaderID > 3 || !slices.Equal(voters, []int32{1, 2, 3}) || !slices.Equal(observers, brokerIDs) {
+			return fmt.Errorf("quorum leader %d, voters %v, observers %v", q.LeaderID, voters, observers)
+		}
+		return nil
+	})
+	md, err := metadataOf(ctx, t, c.Nodes[1].Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listed []int32
+	for _, b := range md.Brokers {
+		listed = append(listed, b.NodeID)
+	}
+	slices.Sort(listed)
+	if !slices.Equal(listed, brokerIDs) {
+		t.Fatalf("metadata lists brokers %v, want %v", listed, brokerIDs)
+	}
+
+	// A topic created through one broker is visible on every broker, with
+	// leaders on brokers only.
+	const topic = "roles"
+	if err := createTopicVia(ctx, c.Nodes[1].Addr(), topic, 6, 3); err != nil {
+		t.Fatal(err)
+	}
+	waitTopicLed(t, c, topic, 6)
+
+	// A client bootstrapped at one broker produces to every partition, one
+	// bootstrapped at another reads it all back.
+	producer := newClient(t, []string{c.Nodes[2].Addr()}, kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	const perPartition = 50
+	for p := range int32(6) {
+		for i := range perPartition {
+			if err := produceSync(ctx, producer, topic, p, fmt.Sprintf("%d-%d", p, i)); err != nil {
+				t.Fatalf("produce to partition %d: %v", p, err)
+			}
+		}
+	}
+	consumer := newClient(t, []string{c.Nodes[0].Addr()}, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	seen := map[string]bool{}
+	for len(seen) < 6*perPartition {
+		fetches := consumer.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("read %d of %d records", len(seen), 6*perPartition)
+		}
+		fetches.EachError(func(topic string, p int32, err error) { t.Logf("fetch %s/%d: %v", topic, p, err) })
+		fetches.EachRecord(func(r *kgo.Record) { seen[string(r.Value)] = true })
+	}
+
+	// Kill -9 the active controller: another is elected and a topic can be
+	// created through a broker again.
+	q, err := describeQuorum(ctx, c.Nodes[0].Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	active := c.Controllers[q.LeaderID-1]
+	killed := time.Now()
+	active.Kill()
+	WaitFor(t, 30*time.Second, func() error {
+		return createTopicVia(ctx, c.Nodes[0].Addr(), "after-failover", 1, 3)
+	})
+	t.Logf("controller %d killed: first CreateTopics through a broker succeeded %v later", q.LeaderID, time.Since(killed).Round(time.Millisecond))
+	active.Start()
+	waitTopicLed(t, c, "after-failover", 1)
+
+	// A broker killed and restarted is fenced, re-registers, catches up
+	// (from a snapshot: the controllers keep almost no tail) and is
+	// unfenced; it then serves and sees what was created while it was down.
+	down := c.Nodes[2]
+	down.Kill()
+	WaitFor(t, 30*time.Second, func() error {
+		md, err := metadataOf(ctx, t, c.Nodes[0].Addr())
+		if err != nil {
+			return err
+		}
+		if len(md.Brokers) != 2 {
+			return fmt.Errorf("broker 6 down for a while, metadata lists %d brokers", len(md.Brokers))
+		}
+		return nil
+	})
+	if err := createTopicVia(ctx, c.Nodes[0].Addr(), "while-down", 3, 2); err != nil {
+		t.Fatal(err)
+	}
+	down.Start()
+	WaitFor(t, 30*time.Second, func() error {
+		md, err := metadataOf(ctx, t, down.Addr())
+		if err != nil {
+			return err
+		}
+		names := map[string]bool{}
+		for _, tp := range md.Topics {
+			names[*tp.Topic] = true
+		}
+		if len(md.Brokers) != 3 || !names["while-down"] || !names[topic] {
+			return fmt.Errorf("restarted broker lists %d brokers and topics %v", len(md.Brokers), names)
+		}
+		return nil
+	})
+	restored := false
+	down.LogLines(func(line string) { restored = restored || strings.Contains(line, "restored metadata from a controller's snapshot") })
+	if !restored {
+		t.Errorf("the restarted broker did not catch up from a snapshot")
+	}
+	// It serves again: a preferred leader election gives it back the
+	// partitions it prefers, and records produced there read back.
+	adm := kadm.NewClient(newClient(t, c.Addrs()))
+	WaitFor(t, 30*time.Second, func() error {
+		_, err := adm.ElectLeaders(ctx, kadm.ElectPreferredReplica, kadm.TopicsSet{topic: {0: {}, 1: {}, 2: {}, 3: {}, 4: {}, 5: {}}})
+		if err != nil {
+			return err
+		}
+		st, err := topicState(ctx, c.Nodes[0].Addr(), topic)
+		if err != nil {
+			return err
+		}
+		for p, s := range st {
+			if s.leader == 6 {
+				return produceSync(ctx, producer, topic, p, "after-restart")
+			}
+		}
+		return fmt.Errorf("broker 6 leads no partition of %s yet", topic)
+	})
+}
+
+// waitTopicLed waits until every broker lists topic with partitions
+// partitions, each led by a live broker.
+func waitTopicLed(t *testing.T, c *Cluster, topic string, partitions int) {
+	t.Helper()
+	for _, n := range c.Nodes {
+		WaitFor(t, 30*time.Second, func() error {
+			md, err := metadataOf(context.Background(), t, n.Addr())
+			if err != nil {
+				return err
+			}
+			brokers := map[int32]bool{}
+			for _, b := range md.Brokers {
+				brokers[b.NodeID] = true
+			}
+			st, err := topicState(context.Background(), n.Addr(), topic)
+			if err != nil {
+				return err
+			}
+			if len(st) != partitions {
+				return fmt.Errorf("%s lists %d partitions of %s", n.Addr(), len(st), topic)
+			}
+			for p, s := range st {
+				if !brokers[s.leader] {
+					return fmt.Errorf("%s: partition %d of %s led by %d", n.Addr(), p, topic, s.leader)
+				}
+			}
+			return nil
+		})
+	}
+}
