@@ -63,7 +63,7 @@ type Broker struct {
 	// Now is the clock; tests may replace it.
 	Now func() time.Time
 
-	sessions    fetchSessionCache
+	sessions fetchSessionCache
 	// observers are the brokers following the metadata log from this
 	// voter (01_fetch_metadata.go).
 	observers   observerTracker

@@ -188,7 +188,9 @@ func TestDedicatedControllersAndBrokers(t *testing.T) {
 		return nil
 	})
 	restored := false
-	down.LogLines(func(line string) { restored = restored || strings.Contains(line, "restored metadata from a controller's snapshot") })
+	down.LogLines(func(line string) {
+		restored = restored || strings.Contains(line, "restored metadata from a controller's snapshot")
+	})
 	if !restored {
 		t.Errorf("the restarted broker did not catch up from a snapshot")
 	}

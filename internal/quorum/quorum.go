@@ -71,7 +71,7 @@ type Quorum struct {
 	transport *transport
 	// tail is the latest applied entries, for observers (tail.go).
 	tail *committedTail
-	addr      net.Addr
+	addr net.Addr
 
 	proposals      chan *proposal
 	received       chan *raftpb.Message
