@@ -21,7 +21,9 @@ package api
 //   - CurrentLeader carries this voter's view of the quorum leader, so the
 //     observer knows the active controller.
 //   - The fetching replica id (ReplicaID, or ReplicaState.ID) is recorded
-//     with its fetch offset and shown as an observer by DescribeQuorum.
+//     with its fetch offset, fetch time and when it was last caught up, and
+//     shown as an observer by DescribeQuorum (at most 1024 observers, the
+//     longest silent forgotten first).
 
 import (
 	"errors"
@@ -55,9 +57,9 @@ func handleMetadataFetch(b *Broker, c *call, r kmsg.Request) {
 	if replica < 0 {
 		replica = req.ReplicaState.ID
 	}
-	b.observers.fetched(replica, offset, b.Now())
 	maxBytes := int(max(req.MaxBytes, 1))
 	committed, err := b.Quorum.ReadCommitted(offset, maxBytes)
+	b.observers.fetched(replica, offset, offset >= committed.End, b.Now())
 	wait := time.Duration(min(max(req.MaxWaitMillis, 0), maxMetadataFetchWaitMs)) * time.Millisecond
 	if err != nil || len(committed.Batches) > 0 || wait == 0 || b.closing.Load() {
 		c.reply(b.metadataFetchAnswer(req, committed, err))
@@ -149,11 +151,13 @@ type observerTracker struct {
 }
 
 type observerState struct {
-	fetchOffset int64
-	lastFetch   time.Time
+	fetchOffset           int64
+	lastFetch, lastCaught time.Time
 }
 
-func (o *observerTracker) fetched(id int32, offset int64, now time.Time) {
+// fetched records a fetch from offset; caughtUp says the offset was the
+// end of the applied entries.
+func (o *observerTracker) fetched(id int32, offset int64, caughtUp bool, now time.Time) {
 	if id < 0 {
 		return
 	}
@@ -171,7 +175,11 @@ func (o *observerTracker) fetched(id int32, offset int64, now time.Time) {
 		}
 		delete(o.mu.byID, oldest)
 	}
-	o.mu.byID[id] = observerState{fetchOffset: offset, lastFetch: now}
+	st := observerState{fetchOffset: offset, lastFetch: now, lastCaught: o.mu.byID[id].lastCaught}
+	if caughtUp {
+		st.lastCaught = now
+	}
+	o.mu.byID[id] = st
 }
 
 // list returns the observers by id.
@@ -183,6 +191,9 @@ func (o *observerTracker) list() []kmsg.DescribeQuorumResponseTopicPartitionRepl
 		rs := kmsg.NewDescribeQuorumResponseTopicPartitionReplicaState()
 		rs.ReplicaID, rs.LogEndOffset = id, st.fetchOffset
 		rs.LastFetchTimestamp, rs.LastCaughtUpTimestamp = st.lastFetch.UnixMilli(), -1
+		if !st.lastCaught.IsZero() {
+			rs.LastCaughtUpTimestamp = st.lastCaught.UnixMilli()
+		}
 		out = append(out, rs)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ReplicaID < out[j].ReplicaID })

@@ -1,36 +1,62 @@
 package api
 
-// DescribeCluster (key 60), versions 0-1.
+// DescribeCluster (key 60), versions 0-1, on both kinds of listener
+// (KIP-919).
 //
 // Behavior:
-//   - Lists the live brokers with the endpoint of the request's listener, the
-//     cluster id and the active controller. v1 endpoint_type 2 (controllers)
-//     lists the nodes of the controller quorum; on a combined node that is
-//     this node.
+//   - On a client listener: the live brokers with the endpoint of the
+//     request's listener, the cluster id and a controller id clients can
+//     reach (forward.go). v1 endpoint_type must be 1 (brokers).
+//   - On the controller listener: the voters of controller.quorum.voters on
+//     that listener and the active controller. v1 endpoint_type must be 2
+//     (controllers).
+//   - Another endpoint_type answers UNSUPPORTED_ENDPOINT_TYPE, as Kafka does.
 
 import (
+	"fmt"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { register(60, 0, 1, handleDescribeCluster) }
+const (
+	endpointTypeBrokers     = 1
+	endpointTypeControllers = 2
+)
 
-func handleDescribeCluster(b *Broker, c *call, r kmsg.Request) {
+func init() {
+	register(60, 0, 1, func(b *Broker, c *call, r kmsg.Request) { describeCluster(b, c, r, endpointTypeBrokers) })
+	registerController(60, 0, 1, func(b *Broker, c *call, r kmsg.Request) { describeCluster(b, c, r, endpointTypeControllers) })
+}
+
+func describeCluster(b *Broker, c *call, r kmsg.Request, served int8) {
 	req := r.(*kmsg.DescribeClusterRequest)
 	img := b.Image()
 	resp := kmsg.NewPtrDescribeClusterResponse()
 	resp.ClusterID = img.ClusterID
-	resp.ControllerID = b.controllerIDForClients()
-	resp.EndpointType = 1
+	resp.EndpointType = served
+	wanted := int8(endpointTypeBrokers)
 	if c.version >= 1 {
-		resp.EndpointType = req.EndpointType
-		if req.EndpointType != 1 && req.EndpointType != 2 {
-			resp.ErrorCode = kerr.UnsupportedEndpointType.Code
-			c.reply(resp)
-			return
-		}
+		wanted = req.EndpointType
+	}
+	if wanted != served {
+		resp.ErrorCode = kerr.UnsupportedEndpointType.Code
+		resp.ErrorMessage = strptr(fmt.Sprintf("The request was sent to an endpoint of type %d, but we wanted an endpoint of type %d", served, wanted))
+		c.reply(resp)
+		return
 	}
 	resp.ClusterAuthorizedOperations = authorizedOperationsOmitted
+	if served == endpointTypeControllers {
+		resp.ControllerID = b.activeControllerID()
+		for _, v := range b.StaticConfig.ControllerQuorumVoters {
+			br := kmsg.NewDescribeClusterResponseBroker()
+			br.NodeID, br.Host, br.Port = v.NodeID, v.Host, int32(v.Port)
+			resp.Brokers = append(resp.Brokers, br)
+		}
+		c.reply(resp)
+		return
+	}
+	resp.ControllerID = b.controllerIDForClients()
 	for _, mb := range brokerList(img, c.req.Conn.Listener) {
 		br := kmsg.NewDescribeClusterResponseBroker()
 		br.NodeID, br.Host, br.Port, br.Rack = mb.NodeID, mb.Host, mb.Port, mb.Rack

@@ -2,7 +2,11 @@ package clustertest
 
 import (
 	"context"
+	"encoding/binary"
+	"errors"
 	"fmt"
+	"io"
+	"net"
 	"slices"
 	"strings"
 	"testing"
@@ -95,6 +99,7 @@ func TestDedicatedControllersAndBrokers(t *testing.T) {
 		}
 		return nil
 	})
+	checkControllerListener(ctx, t, c)
 	md, err := metadataOf(ctx, t, c.Nodes[1].Addr())
 	if err != nil {
 		t.Fatal(err)
@@ -213,6 +218,32 @@ func TestDedicatedControllersAndBrokers(t *testing.T) {
 		}
 		return fmt.Errorf("broker 6 leads no partition of %s yet", topic)
 	})
+
+	// Restart the whole cluster: every broker rebuilds the same image (the
+	// same topic ids) from the controllers' logs.
+	want, err := topicIDs(ctx, t, c.Nodes[0].Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range append(append([]*Node{}, c.Nodes...), c.Controllers...) {
+		n.Kill()
+	}
+	startTogether(c.Controllers)
+	startTogether(c.Nodes)
+	for _, n := range c.Nodes {
+		WaitFor(t, 60*time.Second, func() error {
+			got, err := topicIDs(ctx, t, n.Addr())
+			if err != nil {
+				return err
+			}
+			for name, id := range want {
+				if got[name] != id {
+					return fmt.Errorf("%s after the restart: topic %s has id %x, before %x", n.Addr(), name, got[name], id)
+				}
+			}
+			return nil
+		})
+	}
 }
 
 // waitTopicLed waits until every broker lists topic with partitions
@@ -243,5 +274,90 @@ func waitTopicLed(t *testing.T, c *Cluster, topic string, partitions int) {
 			}
 			return nil
 		})
+	}
+}
+
+// checkControllerListener checks what a dedicated controller's listener
+// serves: the controller APIs only, DescribeCluster for controllers, the
+// metadata log only.
+func checkControllerListener(ctx context.Context, t *testing.T, c *Cluster) {
+	t.Helper()
+	cl := newClient(t, []string{c.Controllers[0].Addr()})
+	seed := cl.SeedBrokers()[0]
+	versions, err := seed.Request(ctx, kmsg.NewPtrApiVersionsRequest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := map[int16]bool{}
+	for _, k := range versions.(*kmsg.ApiVersionsResponse).ApiKeys {
+		keys[k.ApiKey] = true
+	}
+	for _, want := range []int16{1, 19, 55, 56, 59, 62, 63, 67} {
+		if !keys[want] {
+			t.Errorf("the controller listener does not advertise %s", kmsg.NameForKey(want))
+		}
+	}
+	for _, not := range []int16{0, 3, 8, 10} {
+		if keys[not] {
+			t.Errorf("the controller listener advertises %s", kmsg.NameForKey(not))
+		}
+	}
+
+	describe := kmsg.NewPtrDescribeClusterRequest()
+	describe.EndpointType = 2
+	resp, err := seed.Request(ctx, describe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dc := resp.(*kmsg.DescribeClusterResponse)
+	if dc.ErrorCode != 0 || len(dc.Brokers) != 3 || dc.ControllerID < 1 || dc.ControllerID > 3 {
+		t.Errorf("DescribeCluster(controllers) on a controller: error %d, %d nodes, controller %d", dc.ErrorCode, len(dc.Brokers), dc.ControllerID)
+	}
+	brokerClient := newClient(t, []string{c.Nodes[0].Addr()})
+	resp, err = brokerClient.SeedBrokers()[0].Request(ctx, describe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code := resp.(*kmsg.DescribeClusterResponse).ErrorCode; code != kerr.UnsupportedEndpointType.Code {
+		t.Errorf("DescribeCluster(controllers) on a broker: error %d, want UNSUPPORTED_ENDPOINT_TYPE", code)
+	}
+
+	// Only the metadata log can be fetched there.
+	fetch := kmsg.NewPtrFetchRequest()
+	fetch.ReplicaID = 99
+	ft := kmsg.NewFetchRequestTopic()
+	ft.Topic = "orders"
+	ft.Partitions = append(ft.Partitions, kmsg.NewFetchRequestTopicPartition())
+	fetch.Topics = append(fetch.Topics, ft)
+	resp, err = seed.Request(ctx, fetch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code := resp.(*kmsg.FetchResponse).Topics[0].Partitions[0].ErrorCode; code != kerr.UnknownTopicOrPartition.Code {
+		t.Errorf("Fetch of a data topic on the controller listener: error %d, want UNKNOWN_TOPIC_OR_PARTITION", code)
+	}
+	// A data-plane request there closes the connection, as Kafka does for
+	// an API a listener does not serve.
+	conn, err := net.DialTimeout("tcp", c.Controllers[0].Addr(), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	metadataV1 := kmsg.NewPtrMetadataRequest()
+	metadataV1.SetVersion(1)
+	body := metadataV1.AppendTo(nil)
+	// Request header v1: api key, version, correlation id, null client id.
+	frame := binary.BigEndian.AppendUint32(nil, uint32(2+2+4+2+len(body)))
+	frame = binary.BigEndian.AppendUint16(frame, 3)
+	frame = binary.BigEndian.AppendUint16(frame, 1)
+	frame = binary.BigEndian.AppendUint32(frame, 7)
+	frame = binary.BigEndian.AppendUint16(frame, 0xffff)
+	frame = append(frame, body...)
+	if _, err := conn.Write(frame); err != nil {
+		t.Fatal(err)
+	}
+	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if n, err := conn.Read(make([]byte, 64)); !errors.Is(err, io.EOF) {
+		t.Errorf("a Metadata request on the controller listener: read %d bytes, %v; want the connection closed", n, err)
 	}
 }
