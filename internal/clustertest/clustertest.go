@@ -247,6 +247,14 @@ type Cluster struct {
 // form the quorum, and waits until every one accepts connections.
 func StartCluster(t testing.TB, n int, overrides ...string) *Cluster {
 	t.Helper()
+	return StartClusterEach(t, n, nil, overrides...)
+}
+
+// StartClusterEach is StartCluster with, when each is not nil, overrides of
+// each node's own (each(0) for node.id 1, ...), which win over the shared
+// ones: a broker.rack per node, a metrics.listener per node.
+func StartClusterEach(t testing.TB, n int, each func(i int) []string, overrides ...string) *Cluster {
+	t.Helper()
 	c := &Cluster{}
 	controllerPorts := make([]int, n)
 	voters := ""
@@ -271,6 +279,9 @@ func StartCluster(t testing.TB, n int, overrides ...string) *Cluster {
 			"broker.heartbeat.interval.ms=300",
 			"broker.session.timeout.ms=3000",
 		}, overrides...)
+		if each != nil {
+			node.overrides = append(node.overrides, each(i)...)
+		}
 		c.Nodes = append(c.Nodes, node)
 		t.Cleanup(node.Stop)
 	}
