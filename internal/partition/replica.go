@@ -15,7 +15,10 @@ package partition
 //
 // A follower appends the leader's batches byte for byte, keeping producer
 // state current so it can take over as leader, and keeps its high watermark
-// at min(leader high watermark, own log end offset).
+// at min(leader high watermark, own log end offset); consumers that read
+// from it (KIP-392) read below that and are woken when it moves. The leader
+// offers as such read replicas the ISR members whose log, as their fetches
+// report it, holds the consumer's offset (ReadReplicaCandidates).
 
 import (
 	"context"
