@@ -122,23 +122,36 @@ func TestFollowerFetchAndReplicationMetrics(t *testing.T) {
 	servedBefore := mustScrape(t, metricsAddrs[follower], "samsa_fetch_follower_requests_total")
 	redirectedBefore := mustScrape(t, metricsAddrs[leader], "samsa_fetch_preferred_read_replica_total")
 	rack := "rack-" + strconv.Itoa(int(followerID))
-	consumer := newClient(t, c.Addrs(), kgo.Rack(rack),
+	// A long-poll longer than the test waits: records produced while the
+	// consumer waits on the follower reach it only if the follower's high
+	// watermark moving wakes the parked fetch.
+	consumer := newClient(t, c.Addrs(), kgo.Rack(rack), kgo.FetchMaxWait(5*time.Minute),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().AtStart()}}))
-	started := time.Now()
 	var values []string
-	for len(values) < records {
-		fs := consumer.PollFetches(ctx)
-		if ctx.Err() != nil {
-			t.Fatalf("read %d of %d records", len(values), records)
+	readUpTo := func(n int) {
+		for len(values) < n {
+			fs := consumer.PollFetches(ctx)
+			if ctx.Err() != nil {
+				t.Fatalf("read %d of %d records", len(values), n)
+			}
+			fs.EachError(func(topic string, p int32, err error) { t.Logf("fetch error %s-%d: %v", topic, p, err) })
+			fs.EachRecord(func(r *kgo.Record) { values = append(values, string(r.Value)) })
 		}
-		fs.EachError(func(topic string, p int32, err error) { t.Logf("fetch error %s-%d: %v", topic, p, err) })
-		fs.EachRecord(func(r *kgo.Record) { values = append(values, string(r.Value)) })
 	}
-	checkSequence(t, values, records)
+	readUpTo(records)
+	waiting := time.Now()
+	for i := range 20 {
+		if err := produceSync(ctx, producer, topic, 0, strconv.Itoa(records+i)); err != nil {
+			t.Fatalf("produce %d: %v", records+i, err)
+		}
+	}
+	readUpTo(records + 20)
+	t.Logf("20 records produced while the consumer waited on the follower reached it after %v", time.Since(waiting).Round(time.Millisecond))
+	checkSequence(t, values, records+20)
 	served := mustScrape(t, metricsAddrs[follower], "samsa_fetch_follower_requests_total") - servedBefore
 	redirected := mustScrape(t, metricsAddrs[leader], "samsa_fetch_preferred_read_replica_total") - redirectedBefore
-	t.Logf("consumer in %s read %d records in %v; leader %d redirected %v partition fetches, follower %d served %v fetches",
-		rack, records, time.Since(started).Round(time.Millisecond), leaderID, redirected, followerID, served)
+	t.Logf("consumer in %s: leader %d redirected %v partition fetches, follower %d served %v fetches",
+		rack, leaderID, redirected, followerID, served)
 	if redirected < 1 || served < 1 {
 		t.Fatalf("leader %d redirected %v partition fetches and follower %d served %v: the consumer did not read from its rack", leaderID, redirected, followerID, served)
 	}
@@ -158,7 +171,7 @@ func TestFollowerFetchAndReplicationMetrics(t *testing.T) {
 			t.Errorf("node %d did not log %q", want.node, want.line)
 		}
 	}
-	checkFollowerFetchErrors(ctx, t, c.Nodes[follower].Addr(), topic, records)
+	checkFollowerFetchErrors(ctx, t, c.Nodes[follower].Addr(), topic, records+20)
 
 	// Replication metrics: the leader leads one partition with a full ISR.
 	if v := mustScrape(t, metricsAddrs[leader], "samsa_under_replicated_partitions"); v != 0 {

@@ -12,9 +12,10 @@ import (
 // live apart from the led partitions, so every handler that serves clients
 // (Get) sees only leaders; the replica fetchers (package replication) read
 // them through Followers, and consumer fetches that may read from a
-// follower (KIP-392) through GetFollower. A partition changing role is closed under its old
-// role (writing a producer snapshot at its log end) and opened again under
-// the new one, so no writer of one role can touch it in the other.
+// follower (KIP-392) through GetFollower. A partition changing role is
+// closed under its old role (writing a producer snapshot at its log end)
+// and opened again under the new one, so no writer of one role can touch it
+// in the other.
 
 // SetAlterPartition sets how leaders send ISR changes to the controller.
 func (m *Manager) SetAlterPartition(fn AlterPartitionFunc) {
