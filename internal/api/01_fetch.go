@@ -25,6 +25,9 @@ package api
 //     is parked as a delayed operation and completed by the next append to
 //     any of its partitions or by its deadline; no goroutine sleeps on it.
 //   - Fetch sessions (KIP-227, v7+): see fetch_session.go.
+//   - Fetching from the closest replica (KIP-392, v11+): a leader may name
+//     a preferred read replica instead of answering with records, and a
+//     follower serves consumers; see fetch_follower.go.
 
 import (
 	"errors"
@@ -56,6 +59,13 @@ type fetchPartitionResult struct {
 	// readCommitted makes the aborted transactions list non-null.
 	readCommitted bool
 	aborted       []log.AbortedTxn
+	// fromFollower is set when this node read the partition as a follower
+	// (fetch_follower.go).
+	fromFollower bool
+	// preferredReadReplica is the replica the consumer should read from
+	// instead, when hasPreferredReadReplica (v11+).
+	preferredReadReplica    int32
+	hasPreferredReadReplica bool
 }
 
 // fetchTarget is one partition a fetch reads, with its resolved position.
@@ -66,6 +76,9 @@ type fetchTarget struct {
 	offset      int64
 	leaderEpoch int32
 	maxBytes    int32
+	// logStartOffset is what a follower reports of its log (v5+; -1 from
+	// consumers).
+	logStartOffset int64
 	// unknownTopicCode is set when the topic itself could not be resolved.
 	unknownTopicCode int16
 }
@@ -82,8 +95,8 @@ func handleFetch(b *Broker, c *call, r kmsg.Request) {
 		readCommitted: c.version >= 4 && req.IsolationLevel == 1,
 		replicaID:     fetchReplicaID(c.version, req),
 	}
-	results, bytes, hasError := op.read()
-	if bytes >= int64(req.MinBytes) || req.MaxWaitMillis <= 0 || hasError || len(targets) == 0 {
+	results, bytes, respondNow := op.read()
+	if bytes >= int64(req.MinBytes) || req.MaxWaitMillis <= 0 || respondNow || len(targets) == 0 {
 		op.respond(results)
 		return
 	}
@@ -114,8 +127,9 @@ type fetchOp struct {
 	}
 }
 
-// read reads every target once.
-func (op *fetchOp) read() (results []fetchPartitionResult, total int64, hasError bool) {
+// read reads every target once. respondNow is set when a partition has an
+// error or a preferred read replica, which are answered without waiting.
+func (op *fetchOp) read() (results []fetchPartitionResult, total int64, respondNow bool) {
 	remaining := int64(op.req.MaxBytes)
 	if op.c.version < 3 || remaining <= 0 {
 		remaining = int64(op.b.Config().MessageMaxBytes) * 50
@@ -126,23 +140,30 @@ func (op *fetchOp) read() (results []fetchPartitionResult, total int64, hasError
 		if t.unknownTopicCode != 0 {
 			res.errorCode = t.unknownTopicCode
 			results = append(results, res)
-			hasError = true
+			respondNow = true
 			continue
 		}
-		p := op.b.Partitions.Get(t.topic, t.partition)
+		p, fromFollower := op.partitionFor(t)
 		if p == nil {
 			res.errorCode = notHostedError(op.b, t.topic, t.partition).Code
 			results = append(results, res)
-			hasError = true
+			respondNow = true
 			continue
 		}
+		res.fromFollower = fromFollower
 		res.highWatermark = p.HighWatermark()
 		res.lastStable = p.LastStableOffset()
 		res.logStartOffset = p.Log.LogStartOffset()
 		if code := checkLeaderEpoch(p, t.leaderEpoch); code != 0 {
 			res.errorCode = code
 			results = append(results, res)
-			hasError = true
+			respondNow = true
+			continue
+		}
+		if id, ok := op.preferredReadReplica(p, t); ok {
+			res.preferredReadReplica, res.hasPreferredReadReplica = id, true
+			results = append(results, res)
+			respondNow = true
 			continue
 		}
 		upper := res.highWatermark
@@ -150,6 +171,7 @@ func (op *fetchOp) read() (results []fetchPartitionResult, total int64, hasError
 			upper = res.lastStable
 		}
 		if op.replicaID >= 0 {
+			p.UpdateFollowerLogStartOffset(op.replicaID, t.logStartOffset)
 			upper, res.highWatermark, res.lastStable = followerFetch(p, op.replicaID, t.offset)
 		}
 		limit := int64(t.maxBytes)
@@ -162,13 +184,13 @@ func (op *fetchOp) read() (results []fetchPartitionResult, total int64, hasError
 			switch {
 			case errors.Is(err, log.ErrOffsetOutOfRange):
 				res.errorCode = kerr.OffsetOutOfRange.Code
-				hasError = true
+				respondNow = true
 			case errors.Is(err, log.ErrStorage):
 				res.errorCode = kerr.KafkaStorageError.Code
-				hasError = true
+				respondNow = true
 			case err != nil:
 				res.errorCode = kerr.UnknownServerError.Code
-				hasError = true
+				respondNow = true
 			default:
 				res.regions = rr.Regions
 				res.bytes = rr.Bytes
@@ -177,14 +199,14 @@ func (op *fetchOp) read() (results []fetchPartitionResult, total int64, hasError
 				if op.readCommitted && rr.Bytes > 0 {
 					if code := collectAborted(p, t.offset, rr, &res); code != 0 {
 						res.errorCode, res.regions, res.bytes = code, nil, 0
-						hasError = true
+						respondNow = true
 					}
 				}
 			}
 		}
 		results = append(results, res)
 	}
-	return results, total, hasError
+	return results, total, respondNow
 }
 
 // collectAborted fills the aborted transactions overlapping the batches rr
@@ -224,7 +246,7 @@ func (op *fetchOp) park() {
 	op.b.parked.Store(op, struct{}{})
 	op.b.Metrics.FetchParkedAdd(1)
 	for _, t := range op.targets {
-		if p := op.b.Partitions.Get(t.topic, t.partition); p != nil {
+		if p, _ := op.partitionFor(t); p != nil {
 			op.parking.unwatch = append(op.parking.unwatch, p.Watch(op.trigger))
 		}
 	}
@@ -252,8 +274,8 @@ func (op *fetchOp) recheck() {
 		if op.done.Load() {
 			return
 		}
-		results, bytes, hasError := op.read()
-		if bytes >= int64(op.req.MinBytes) || hasError {
+		results, bytes, respondNow := op.read()
+		if bytes >= int64(op.req.MinBytes) || respondNow {
 			op.complete(results)
 			return
 		}
@@ -293,6 +315,7 @@ func (op *fetchOp) respond(results []fetchPartitionResult) {
 	for i := range results {
 		op.b.Metrics.BytesOut(results[i].topic, results[i].bytes)
 	}
+	op.observeReplicaReads(results)
 	sessionID := int32(0)
 	if op.session != nil {
 		sessionID = op.session.id

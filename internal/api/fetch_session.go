@@ -211,6 +211,8 @@ func (s *fetchSession) filter(results []fetchPartitionResult, version int16) []f
 		sp := s.mu.partitions[sessionKey{r.topic, r.partition}]
 		news := sp == nil || r.errorCode != 0 || r.bytes > 0 ||
 			r.highWatermark != sp.sentHighWatermark || r.lastStable != sp.sentLastStable || r.logStartOffset != sp.sentLogStart
+		// A preferred read replica is always news (Kafka's mustRespond).
+		news = news || r.hasPreferredReadReplica
 		if sp != nil {
 			sp.sentHighWatermark, sp.sentLastStable, sp.sentLogStart = r.highWatermark, r.lastStable, r.logStartOffset
 		}
@@ -248,6 +250,7 @@ func requestTargets(b *Broker, version int16, req *kmsg.FetchRequest) []fetchTar
 			targets = append(targets, fetchTarget{
 				topic: name, topicID: id, partition: rp.Partition, offset: rp.FetchOffset,
 				leaderEpoch: leaderEpoch, maxBytes: rp.PartitionMaxBytes, unknownTopicCode: unknown,
+				logStartOffset: rp.LogStartOffset,
 			})
 		}
 	}

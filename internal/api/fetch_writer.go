@@ -73,7 +73,11 @@ func writeFetchResponse(version int16, errorCode int16, sessionID int32, results
 				}
 			}
 			if version >= 11 {
-				w.int32(-1) // preferred read replica
+				preferred := int32(-1)
+				if r.hasPreferredReadReplica {
+					preferred = r.preferredReadReplica
+				}
+				w.int32(preferred)
 			}
 			if flexible {
 				w.uvarint(uint64(r.bytes) + 1)

@@ -46,7 +46,8 @@ func TestFetchWriterMatchesKmsg(t *testing.T) {
 		{topic: "a", topicID: metadata.UUID{1}, partition: 0, highWatermark: 10, lastStable: 9, logStartOffset: 2,
 			regions: []log.Region{{File: file, Offset: 0, Length: 10}, {File: file, Offset: 20, Length: 6}}, bytes: 16},
 		{topic: "a", topicID: metadata.UUID{1}, partition: 1, errorCode: 1, highWatermark: -1, lastStable: -1, logStartOffset: -1},
-		{topic: "b", topicID: metadata.UUID{2}, partition: 7, highWatermark: 0, lastStable: 0, logStartOffset: 0},
+		{topic: "b", topicID: metadata.UUID{2}, partition: 7, highWatermark: 0, lastStable: 0, logStartOffset: 0,
+			preferredReadReplica: 3, hasPreferredReadReplica: true},
 	}
 	for version := int16(4); version <= 16; version++ {
 		body := flatten(t, writeFetchResponse(version, 0, 77, results))
@@ -84,6 +85,11 @@ func TestFetchWriterMatchesKmsg(t *testing.T) {
 		}
 		if got := resp.Topics[1].Partitions[0].Partition; got != 7 {
 			t.Fatalf("v%d: partition %d", version, got)
+		}
+		// The preferred read replica (KIP-392) exists from v11; kmsg's
+		// default for the field is -1.
+		if got, other := resp.Topics[1].Partitions[0].PreferredReadReplica, p.PreferredReadReplica; version >= 11 && (got != 3 || other != -1) {
+			t.Fatalf("v%d: preferred read replicas %d and %d, want 3 and -1", version, got, other)
 		}
 		// Nothing is left over: the encoding is exactly one response.
 		again := resp.AppendTo(nil)

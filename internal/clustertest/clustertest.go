@@ -254,6 +254,14 @@ type Cluster struct {
 // form the quorum, and waits until every one accepts connections.
 func StartCluster(t testing.TB, n int, overrides ...string) *Cluster {
 	t.Helper()
+	return StartClusterEach(t, n, nil, overrides...)
+}
+
+// StartClusterEach is StartCluster with, when each is not nil, overrides of
+// each node's own (each(0) for node.id 1, ...), which win over the shared
+// ones: a broker.rack per node, a metrics.listener per node.
+func StartClusterEach(t testing.TB, n int, each func(i int) []string, overrides ...string) *Cluster {
+	t.Helper()
 	c := &Cluster{}
 	controllerPorts := make([]int, n)
 	voters := ""
@@ -272,6 +280,9 @@ func StartCluster(t testing.TB, n int, overrides ...string) *Cluster {
 			fmt.Sprintf("listeners=PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d", node.Port, controllerPorts[i]),
 			"advertised.listeners=PLAINTEXT://127.0.0.1:" + strconv.Itoa(node.Port),
 		}, clusterOverrides(voters)...), overrides...)
+		if each != nil {
+			node.overrides = append(node.overrides, each(i)...)
+		}
 		c.Nodes = append(c.Nodes, node)
 		t.Cleanup(node.Stop)
 	}

@@ -96,6 +96,7 @@ type Broker struct {
 	AutoLeaderRebalanceEnable                   bool
 	LeaderImbalancePerBrokerPercentage          int32
 	LeaderImbalanceCheckIntervalSeconds         int64
+	ReplicaSelectorClass                        string // replica.selector.class: "" (leader only) or RackAwareReplicaSelector
 
 	LogDirs                                 []string // derived: log.dirs, else log.dir
 	LogSegmentBytes                         int32
@@ -615,3 +616,8 @@ func sortedNames(m map[string]string) []string {
 	sort.Strings(names)
 	return names
 }
+
+// RackAwareReplicaSelector is the replica.selector.class value that makes
+// leaders point consumers at a replica in their rack (Kafka's
+// org.apache.kafka.common.replica.RackAwareReplicaSelector, KIP-392).
+const RackAwareReplicaSelector = "org.apache.kafka.common.replica.RackAwareReplicaSelector"

@@ -279,6 +279,10 @@ var brokerKeys = []Key{
 	{Name: "num.replica.fetchers", Type: typeInt, Default: "1", Dynamic: true,
 		Doc:         "Number of fetcher threads per source broker.",
 		brokerField: func(b *Broker) any { return &b.NumReplicaFetchers }},
+	{Name: "replica.selector.class", Type: typeClass, NoDefault: true, Check: oneOf("", RackAwareReplicaSelector),
+		Doc: "How the leader picks a preferred read replica for consumers (KIP-392). Unset: consumers read from the leader. " +
+			RackAwareReplicaSelector + ": a consumer that sends client.rack is pointed at an in-sync replica in its rack.",
+		brokerField: func(b *Broker) any { return &b.ReplicaSelectorClass }},
 	{Name: "replica.high.watermark.checkpoint.interval.ms", Type: typeLong, Default: "5000",
 		Doc:         "How often the high watermark is saved to disk.",
 		brokerField: func(b *Broker) any { return &b.ReplicaHighWatermarkCheckpointIntervalMs }},

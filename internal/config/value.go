@@ -20,6 +20,7 @@ const (
 	typeDouble   = kmsg.ConfigTypeDouble
 	typeList     = kmsg.ConfigTypeList
 	typePassword = kmsg.ConfigTypePassword
+	typeClass    = kmsg.ConfigTypeClass
 )
 
 // Validator checks a value already normalized by its key's type and returns

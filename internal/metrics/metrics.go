@@ -41,6 +41,10 @@ type Metrics struct {
 	messagesIn    *prometheus.CounterVec
 	FetchParked   prometheus.Gauge
 	ProduceParked prometheus.Gauge
+	// followerFetches and preferredReplicas count fetching from the closest
+	// replica (KIP-392).
+	followerFetches   prometheus.Counter
+	preferredReplicas prometheus.Counter
 }
 
 // New returns the metrics with the Go runtime and process collectors.
@@ -80,8 +84,15 @@ func New() *Metrics {
 		ProduceParked: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "samsa_purgatory_produce_size", Help: "Produce requests parked waiting for replication (PurgatorySize, delayedOperation=Produce).",
 		}),
+		followerFetches: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "samsa_fetch_follower_requests_total", Help: "Consumer fetch requests this node answered as a follower of at least one of their partitions (KIP-392).",
+		}),
+		preferredReplicas: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "samsa_fetch_preferred_read_replica_total", Help: "Partitions of consumer fetches this leader answered with a preferred read replica instead of records (KIP-392).",
+		}),
 	}
-	r.MustRegister(m.requests, m.totalTime, m.queueTime, m.localTime, m.sendTime, m.bytesIn, m.bytesOut, m.messagesIn, m.FetchParked, m.ProduceParked)
+	r.MustRegister(m.requests, m.totalTime, m.queueTime, m.localTime, m.sendTime, m.bytesIn, m.bytesOut, m.messagesIn, m.FetchParked, m.ProduceParked,
+		m.followerFetches, m.preferredReplicas)
 	return m
 }
 
@@ -127,6 +138,21 @@ func (m *Metrics) BytesOut(topic string, n int64) {
 func (m *Metrics) FetchParkedAdd(delta float64) {
 	if m != nil {
 		m.FetchParked.Add(delta)
+	}
+}
+
+// FollowerFetch counts a consumer fetch answered as a follower.
+func (m *Metrics) FollowerFetch() {
+	if m != nil {
+		m.followerFetches.Inc()
+	}
+}
+
+// PreferredReadReplicas counts n partitions answered with a preferred read
+// replica.
+func (m *Metrics) PreferredReadReplicas(n int) {
+	if m != nil && n > 0 {
+		m.preferredReplicas.Add(float64(n))
 	}
 }
 

@@ -32,6 +32,8 @@ type Manager struct {
 
 	// alterPartition sends leaders' ISR changes (manager_replica.go).
 	alterPartition AlterPartitionFunc
+	// isrChanges counts the ISR changes of every partition led here.
+	isrChanges ISRChangeCounts
 
 	mu struct {
 		sync.RWMutex
@@ -155,7 +157,7 @@ func (m *Manager) Reconcile(old, img *metadata.Image) error {
 				}
 				var err error
 				p, err = New(name, pm.Partition, t.ID, l, pm.LeaderEpoch, Options{
-					ProducerIDExpirationMs: m.producerIDExpirationMs.Load(), Logger: m.logger,
+					ProducerIDExpirationMs: m.producerIDExpirationMs.Load(), Logger: m.logger, ISRChanges: &m.isrChanges,
 				})
 				if err != nil {
 					if firstErr == nil {

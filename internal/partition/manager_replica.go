@@ -11,9 +11,11 @@ import (
 // Followers: partitions this node is a replica of but does not lead. They
 // live apart from the led partitions, so every handler that serves clients
 // (Get) sees only leaders; the replica fetchers (package replication) read
-// them through Followers. A partition changing role is closed under its old
-// role (writing a producer snapshot at its log end) and opened again under
-// the new one, so no writer of one role can touch it in the other.
+// them through Followers, and consumer fetches that may read from a
+// follower (KIP-392) through GetFollower. A partition changing role is
+// closed under its old role (writing a producer snapshot at its log end)
+// and opened again under the new one, so no writer of one role can touch it
+// in the other.
 
 // SetAlterPartition sets how leaders send ISR changes to the controller.
 func (m *Manager) SetAlterPartition(fn AlterPartitionFunc) {
@@ -47,6 +49,9 @@ func (m *Manager) GetFollower(topic string, index int32) *Partition {
 	return m.mu.followers[log.TopicPartition{Topic: topic, Partition: index}]
 }
 
+// ISRChanges are the ISR changes the partitions led here made so far.
+func (m *Manager) ISRChanges() *ISRChangeCounts { return &m.isrChanges }
+
 // MaybeShrinkISRs runs the ISR lag check on every led partition.
 func (m *Manager) MaybeShrinkISRs(lagMaxMs int64) {
 	for _, p := range m.All() {
@@ -78,6 +83,7 @@ func (m *Manager) retireFollowerLocked(tp log.TopicPartition) {
 	if err := p.close(); err != nil {
 		m.logger.Warn("snapshot of follower partition", "partition", tp, "err", err)
 	}
+	p.Notify() // consumer fetches parked on the follower answer now
 	if m.mu.retiredHighWatermarks == nil {
 		m.mu.retiredHighWatermarks = map[*log.Log]int64{}
 	}
@@ -110,6 +116,7 @@ func (m *Manager) reconcileFollowersLocked(img *metadata.Image) error {
 			if p != nil && p.TopicID != t.ID {
 				delete(m.mu.followers, tp)
 				p.closed.Store(true)
+				p.Notify()
 				p = nil
 			}
 			if p == nil {
@@ -137,6 +144,7 @@ func (m *Manager) reconcileFollowersLocked(img *metadata.Image) error {
 		if err := p.close(); err != nil {
 			m.logger.Warn("snapshot of follower partition", "partition", tp, "err", err)
 		}
+		p.Notify()
 		if m.mu.partitions[tp] == nil && !isReplica(img, tp, p.TopicID, m.nodeID) {
 			if err := m.logs.Delete(tp); err != nil {
 				m.logger.Warn("delete log", "partition", tp, "err", err)

@@ -92,6 +92,9 @@ type Partition struct {
 	replica                replicaState
 	replicaEpoch           int32
 	producerIDExpirationMs int64
+	// isrChanges counts the ISR changes this partition made as leader; nil
+	// counts nothing.
+	isrChanges *ISRChangeCounts
 }
 
 // Options are what New needs beyond the log.
@@ -102,6 +105,8 @@ type Options struct {
 	// Now is the clock; time.Now when nil.
 	Now    func() time.Time
 	Logger *slog.Logger
+	// ISRChanges, when set, counts the ISR changes made as leader.
+	ISRChanges *ISRChangeCounts
 }
 
 // Config is the topic's effective configuration.
@@ -121,6 +126,7 @@ func New(topic string, index int32, topicID metadata.UUID, l *log.Log, leaderEpo
 	}
 	p := &Partition{Topic: topic, Index: index, TopicID: topicID, Log: l, now: opts.Now, logger: opts.Logger}
 	p.producerIDExpirationMs = opts.ProducerIDExpirationMs
+	p.isrChanges = opts.ISRChanges
 	p.mu.leaderEpoch = leaderEpoch
 	producers, err := loadProducerState(l, opts.Now().UnixMilli(), opts.ProducerIDExpirationMs, opts.Logger)
 	if err != nil {

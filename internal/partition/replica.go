@@ -15,13 +15,17 @@ package partition
 //
 // A follower appends the leader's batches byte for byte, keeping producer
 // state current so it can take over as leader, and keeps its high watermark
-// at min(leader high watermark, own log end offset).
+// at min(leader high watermark, own log end offset); consumers that read
+// from it (KIP-392) read below that and are woken when it moves. The leader
+// offers as such read replicas the ISR members whose log, as their fetches
+// report it, holds the consumer's offset (ReadReplicaCandidates).
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/samsa-streaming/samsa/internal/record"
@@ -52,7 +56,10 @@ const alterPartitionBackoffMs = 200
 type followerState struct {
 	// logEndOffset is the follower's last fetch offset; -1 until it fetches
 	// from this leader in this epoch.
-	logEndOffset                int64
+	logEndOffset int64
+	// logStartOffset is the follower's log start as its fetches report it;
+	// -1 until known.
+	logStartOffset              int64
 	lastFetchTimeMs             int64
 	lastFetchLeaderLogEndOffset int64
 	lastCaughtUpTimeMs          int64
@@ -115,7 +122,7 @@ func (p *Partition) UpdateReplicaState(s LeaderState) error {
 		rs.followers = map[int32]*followerState{}
 		for _, r := range s.Replicas {
 			if r != s.NodeID {
-				rs.followers[r] = &followerState{logEndOffset: -1, lastCaughtUpTimeMs: nowMs}
+				rs.followers[r] = &followerState{logEndOffset: -1, logStartOffset: -1, lastCaughtUpTimeMs: nowMs}
 			}
 		}
 		rs.epochStartOffset = p.Log.LogEndOffset()
@@ -239,10 +246,70 @@ func (p *Partition) UpdateFollowerFetch(replica int32, fetchOffset int64) {
 	}
 	p.replicaMu.Unlock()
 	if proposal != nil {
-		go p.sendAlterPartition(*proposal)
+		go p.sendAlterPartition(*proposal, isrExpand)
 	}
 	p.maybeIncrementHighWatermark()
 }
+
+// UpdateFollowerLogStartOffset records the log start offset a follower's
+// fetch reported, which decides whether a consumer can be sent to read
+// from it (ReadReplicaCandidates).
+func (p *Partition) UpdateFollowerLogStartOffset(replica int32, logStartOffset int64) {
+	p.replicaMu.Lock()
+	defer p.replicaMu.Unlock()
+	if f := p.replica.followers[replica]; f != nil {
+		f.logStartOffset = logStartOffset
+	}
+}
+
+// ReplicaCandidate is a follower a consumer could read from (KIP-392), as
+// the leader last heard of it.
+type ReplicaCandidate struct {
+	ID           int32
+	LogEndOffset int64
+	// TimeSinceCaughtUpMs is how long ago the follower was last caught up
+	// with the leader's log end.
+	TimeSinceCaughtUpMs int64
+}
+
+// ReadReplicaCandidates returns, on a leader, the followers in the
+// committed ISR whose logs hold fetchOffset, as Kafka's ReplicaManager
+// offers them to its replica selector: a follower out of the ISR may lag
+// without bound, so it is never a candidate. ok is false when this replica
+// does not lead.
+func (p *Partition) ReadReplicaCandidates(fetchOffset int64) (candidates []ReplicaCandidate, ok bool) {
+	nowMs := p.now().UnixMilli()
+	p.replicaMu.Lock()
+	defer p.replicaMu.Unlock()
+	rs := &p.replica
+	if !rs.initialized || rs.leaderID != rs.nodeID {
+		return nil, false
+	}
+	for _, r := range rs.isr {
+		f := rs.followers[r]
+		if r == rs.nodeID || f == nil || f.logEndOffset < fetchOffset || f.logStartOffset < 0 || f.logStartOffset > fetchOffset {
+			continue
+		}
+		candidates = append(candidates, ReplicaCandidate{ID: r, LogEndOffset: f.logEndOffset, TimeSinceCaughtUpMs: max(nowMs-f.lastCaughtUpTimeMs, 0)})
+	}
+	return candidates, true
+}
+
+// ISRChangeCounts counts the ISR changes leaders made through the
+// controller: Kafka's IsrShrinksPerSec, IsrExpandsPerSec and
+// FailedIsrUpdatesPerSec. A replica the controller itself drops from the ISR
+// (its broker was fenced) is not counted, as in Kafka.
+type ISRChangeCounts struct {
+	Shrinks, Expands, Failed atomic.Int64
+}
+
+// isrChangeKind is whether a proposed ISR change adds or removes members.
+type isrChangeKind bool
+
+const (
+	isrExpand isrChangeKind = true
+	isrShrink isrChangeKind = false
+)
 
 // MaybeShrinkISR proposes removing the ISR members not caught up for
 // lagMaxMs (replica.lag.time.max.ms). Called periodically on leaders.
@@ -270,7 +337,7 @@ func (p *Partition) MaybeShrinkISR(lagMaxMs int64) {
 	p.replicaMu.Unlock()
 	if proposal != nil {
 		p.logger.Info("shrinking ISR", "partition", p, "isr", keep)
-		go p.sendAlterPartition(*proposal)
+		go p.sendAlterPartition(*proposal, isrShrink)
 	}
 }
 
@@ -284,13 +351,16 @@ func (p *Partition) proposeISRLocked(isr []int32) *AlterPartitionRequest {
 		LeaderEpoch: p.replicaEpoch, PartitionEpoch: rs.partitionEpoch, NewISR: slices.Clone(isr)}
 }
 
-func (p *Partition) sendAlterPartition(req AlterPartitionRequest) {
+func (p *Partition) sendAlterPartition(req AlterPartitionRequest, kind isrChangeKind) {
 	p.replicaMu.Lock()
 	alter := p.replica.alter
 	p.replicaMu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), alterPartitionTimeout)
 	defer cancel()
 	isr, partitionEpoch, err := alter(ctx, req)
+	// Counted before the checks below: the metadata image may have
+	// delivered the committed change before this response did.
+	p.countISRChange(kind, err)
 	p.replicaMu.Lock()
 	rs := &p.replica
 	if !slices.Equal(rs.pendingISR, req.NewISR) || p.replicaEpoch != req.LeaderEpoch {
@@ -313,10 +383,23 @@ func (p *Partition) sendAlterPartition(req AlterPartitionRequest) {
 	p.watchers.notify()
 }
 
+func (p *Partition) countISRChange(kind isrChangeKind, err error) {
+	switch c := p.isrChanges; {
+	case c == nil:
+	case err != nil:
+		c.Failed.Add(1)
+	case kind == isrExpand:
+		c.Expands.Add(1)
+	default:
+		c.Shrinks.Add(1)
+	}
+}
+
 // AppendAsFollower appends batches fetched from the leader, byte for byte,
 // skipping any already in the log, and replays them into the producer
 // state; the high watermark becomes min(leaderHighWatermark, log end).
 func (p *Partition) AppendAsFollower(batches []byte, leaderHighWatermark int64) error {
+	defer p.notifyIfHighWatermarkMoved(p.Log.HighWatermark())
 	p.appendMu.Lock()
 	defer p.appendMu.Unlock()
 	if p.closed.Load() {
@@ -370,7 +453,16 @@ func (p *Partition) AppendAsFollower(batches []byte, leaderHighWatermark int64) 
 // UpdateFollowerHighWatermark sets a follower's high watermark to
 // min(leaderHighWatermark, log end).
 func (p *Partition) UpdateFollowerHighWatermark(leaderHighWatermark int64) {
+	defer p.notifyIfHighWatermarkMoved(p.Log.HighWatermark())
 	p.Log.UpdateHighWatermark(min(leaderHighWatermark, p.Log.LogEndOffset()))
+}
+
+// notifyIfHighWatermarkMoved wakes the consumer fetches parked on a
+// follower (KIP-392) once its high watermark moved from before.
+func (p *Partition) notifyIfHighWatermarkMoved(before int64) {
+	if p.Log.HighWatermark() != before {
+		p.watchers.notify()
+	}
 }
 
 // TruncateTo cuts a follower's log at offset (see log.TruncateTo) and

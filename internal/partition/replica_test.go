@@ -27,6 +27,8 @@ func TestLeaderHighWatermarkAndISR(t *testing.T) {
 	nowMs := int64(1_000_000)
 	now := func() time.Time { return time.UnixMilli(nowMs) }
 	p := testPartition(t, t.TempDir(), now)
+	counts := &ISRChangeCounts{}
+	p.isrChanges = counts
 	fc := &fakeController{done: make(chan struct{}, 4)}
 	if err := p.UpdateReplicaState(LeaderState{NodeID: 1, Leader: 1, LeaderEpoch: 1, Replicas: []int32{1, 2, 3}, ISR: []int32{1, 2}, Alter: fc.alter}); err != nil {
 		t.Fatal(err)
@@ -53,6 +55,9 @@ func TestLeaderHighWatermarkAndISR(t *testing.T) {
 	p.UpdateFollowerFetch(3, 3)
 	<-fc.done
 	waitFor(t, func() bool { return slices.Equal(p.ISR(), []int32{1, 2, 3}) })
+	if e, s := counts.Expands.Load(), counts.Shrinks.Load(); e != 1 || s != 0 {
+		t.Fatalf("after one expansion: %d expands, %d shrinks counted", e, s)
+	}
 	// Follower 3 is now in the ISR and lags: the high watermark waits for it.
 	mustAppendSpec(t, p, batchSpec{noPID: true, n: 2})
 	p.UpdateFollowerFetch(2, 5)
@@ -70,6 +75,63 @@ func TestLeaderHighWatermarkAndISR(t *testing.T) {
 	}
 	if got := p.InSyncReplicaCount(); got != 2 {
 		t.Fatalf("ISR size %d", got)
+	}
+	if e, s, f := counts.Expands.Load(), counts.Shrinks.Load(), counts.Failed.Load(); e != 1 || s != 1 || f != 0 {
+		t.Fatalf("after one expansion and one shrink: %d expands, %d shrinks, %d failed counted", e, s, f)
+	}
+}
+
+// TestReadReplicaCandidates checks which followers a leader offers a
+// consumer to read from (KIP-392): those in the committed ISR whose log
+// holds the fetch offset.
+func TestReadReplicaCandidates(t *testing.T) {
+	nowMs := int64(1_000_000)
+	now := func() time.Time { return time.UnixMilli(nowMs) }
+	p := testPartition(t, t.TempDir(), now)
+	fc := &fakeController{done: make(chan struct{}, 4)}
+	if err := p.UpdateReplicaState(LeaderState{NodeID: 1, Leader: 1, LeaderEpoch: 1, Replicas: []int32{1, 2, 3, 4}, ISR: []int32{1, 2, 3}, Alter: fc.alter}); err != nil {
+		t.Fatal(err)
+	}
+	mustAppendSpec(t, p, batchSpec{noPID: true, n: 10})
+	ids := func(fetchOffset int64) []int32 {
+		cs, ok := p.ReadReplicaCandidates(fetchOffset)
+		if !ok {
+			t.Fatal("the leader says it does not lead")
+		}
+		var out []int32
+		for _, c := range cs {
+			out = append(out, c.ID)
+		}
+		return out
+	}
+	if got := ids(0); len(got) != 0 {
+		t.Fatalf("candidates %v before any follower fetched", got)
+	}
+	p.UpdateFollowerLogStartOffset(2, 0)
+	p.UpdateFollowerFetch(2, 10)
+	p.UpdateFollowerLogStartOffset(3, 5)
+	p.UpdateFollowerFetch(3, 8)
+	p.UpdateFollowerLogStartOffset(4, 0)
+	p.UpdateFollowerFetch(4, 1) // out of the ISR, and behind: never offered
+	for _, c := range []struct {
+		offset int64
+		want   []int32
+	}{{0, []int32{2}}, {5, []int32{2, 3}}, {8, []int32{2, 3}}, {9, []int32{2}}} {
+		if got := ids(c.offset); !slices.Equal(got, c.want) {
+			t.Errorf("fetch offset %d: candidates %v, want %v", c.offset, got, c.want)
+		}
+	}
+	nowMs += 700
+	cs, _ := p.ReadReplicaCandidates(0)
+	if cs[0].LogEndOffset != 10 || cs[0].TimeSinceCaughtUpMs != 700 {
+		t.Errorf("candidate %+v, want log end 10, caught up 700 ms ago", cs[0])
+	}
+	// A follower is no leader's to offer.
+	if err := p.UpdateReplicaState(LeaderState{NodeID: 1, Leader: 2, LeaderEpoch: 2, Replicas: []int32{1, 2, 3, 4}, ISR: []int32{1, 2, 3}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := p.ReadReplicaCandidates(0); ok {
+		t.Error("a follower offered read replicas")
 	}
 }
 

@@ -241,3 +241,39 @@ func TestDashboardAndDocsNameRealMetrics(t *testing.T) {
 		t.Errorf("docs/operations.md names metrics the broker does not expose: %v", missing)
 	}
 }
+
+// TestMetricsReplicationGauges checks the replication gauges of a single
+// node: a topic asking for more in-sync replicas than it has counts as
+// under min ISR by its own min.insync.replicas (the broker's is 1), and the
+// node, as the only controller, is the active one.
+func TestMetricsReplicationGauges(t *testing.T) {
+	tn := startTestNode(t)
+	two := "2"
+	mustCreateTopic(t, tn.admin(), "strict", 2, map[string]*string{"min.insync.replicas": &two})
+	mustCreateTopic(t, tn.admin(), "lenient", 1, nil)
+	var m map[string]float64
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		m = scrape(t, tn)
+		if v, _ := seriesValue(m, "samsa_partitions"); v == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("samsa_partitions never reached 3")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for name, want := range map[string]float64{
+		"samsa_under_min_isr_partitions":    2,
+		"samsa_under_replicated_partitions": 0,
+		"samsa_offline_partitions":          0,
+		"samsa_active_controller_count":     1,
+		"samsa_isr_shrinks_total":           0,
+		"samsa_isr_expands_total":           0,
+		"samsa_isr_updates_failed_total":    0,
+	} {
+		if v, ok := seriesValue(m, name); !ok || v != want {
+			t.Errorf("%s = %v (present %v), want %v", name, v, ok, want)
+		}
+	}
+}
