@@ -79,6 +79,7 @@ type Node struct {
 	// empty for the test's own.
 	Host      string
 	Namespace string
+	ipCommand string // iproute2's ip, to run the node in Namespace
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
@@ -120,7 +121,7 @@ func (n *Node) Start() {
 	}
 	cmd := exec.Command(Binary(n.t), args...)
 	if n.Namespace != "" {
-		cmd = exec.Command("ip", append([]string{"netns", "exec", n.Namespace, Binary(n.t)}, args...)...)
+		cmd = exec.Command(n.ipCommand, append([]string{"netns", "exec", n.Namespace, Binary(n.t)}, args...)...)
 	}
 	logFile, err := os.OpenFile(filepath.Join(n.Dir, "server.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -204,7 +205,7 @@ func createOnMajority(ctx context.Context, majority []string, topic string) erro
 
 // createOnMinority sends CreateTopics for topic to the isolated node from
 // inside its namespace and returns how it ended: it must not succeed.
-func createOnMinority(t *testing.T, victim *Node, topic string) (error, time.Duration) {
+func createOnMinority(t *testing.T, victim *Node, topic string) (time.Duration, error) {
 	cl := insideClient(t, victim, kgo.RequestRetries(0))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -217,12 +218,12 @@ func createOnMinority(t *testing.T, victim *Node, topic string) (error, time.Dur
 	resp, err := req.RequestWith(ctx, cl.SeedBrokers()[0])
 	took := time.Since(start)
 	if err != nil {
-		return err, took
+		return took, err
 	}
 	if len(resp.Topics) != 1 {
-		return fmt.Errorf("CreateTopics answered %d topics", len(resp.Topics)), took
+		return took, fmt.Errorf("CreateTopics answered %d topics", len(resp.Topics))
 	}
-	return kerr.ErrorForCode(resp.Topics[0].ErrorCode), took
+	return took, kerr.ErrorForCode(resp.Topics[0].ErrorCode)
 }
 
 // TestQuorumIsolation cuts one controller off the network, first the
@@ -280,7 +281,7 @@ func isolateController(ctx context.Context, t *testing.T, c *Cluster, sampler *q
 	minorityDone := make(chan struct{})
 	go func() {
 		defer close(minorityDone)
-		minorityErr, minorityTook = createOnMinority(t, victim, minorityTopic)
+		minorityTook, minorityErr = createOnMinority(t, victim, minorityTopic)
 	}()
 	WaitFor(t, 60*time.Second, func() error { return createOnMajority(ctx, majority, majorityTopic) })
 	t.Logf("%s phase: first CreateTopics committed by the majority %v after isolation", role, time.Since(isolated).Round(time.Millisecond))
@@ -347,4 +348,232 @@ func isolateController(ctx context.Context, t *testing.T, c *Cluster, sampler *q
 			t.Logf("follower phase: node %s has %s: the forwarded request reached the controller after healing", n.Addr(), minorityTopic)
 		}
 	}
+}
+
+// isolationAcks is what the producers of TestReplicationLeaderIsolation
+// got acknowledged, and when.
+type isolationAcks struct {
+	mu sync.Mutex
+	// acked is, per partition and producer ("" outside, "in" inside the
+	// isolated node's namespace), the sequence numbers acknowledged.
+	acked    []map[string][]int
+	failed   int
+	failures map[string]int
+	// isolated and healed are when the leader was cut off and joined again.
+	isolated, healed time.Time
+	// afterIsolation counts, per partition, outside acks of records
+	// produced after the leader was cut off; firstAfterIsolation is when
+	// the first of them came for the isolated leader's partition.
+	afterIsolation      []int
+	firstAfterIsolation time.Time
+	// insideWhileIsolated counts inside acks of records produced while the
+	// leader was cut off and acknowledged before it was healed: only the
+	// isolated leader could have sent them. insideAfterHeal counts inside
+	// acks of records produced after healing.
+	insideWhileIsolated, insideAfterHeal int
+}
+
+// TestReplicationLeaderIsolation cuts the leader of a partition off the
+// network while idempotent acks=all producers write sequence-numbered
+// records: one from outside to every partition, one from inside the
+// leader's namespace to its partition. The isolated leader cannot
+// acknowledge anything (its followers cannot fetch and its ISR shrink
+// cannot be committed); the controller fences it and a follower takes
+// over, where writes continue. After healing, no acknowledged record is
+// lost, none is duplicated, and the replicas are byte-identical.
+func TestReplicationLeaderIsolation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts server processes")
+	}
+	c := StartNetworkCluster(t, 3, "replica.lag.time.max.ms=10000", "replica.fetch.backoff.ms=200")
+	const topic = "isolated-leader"
+	const partitions = 3
+	createReplicatedTopic(t, c, topic, partitions)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	md, err := metadataOf(ctx, t, c.Nodes[0].Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := topicState(ctx, c.Nodes[0].Addr(), topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Cut off a leader that is not the active controller, so this is about
+	// replication, not the quorum's failover (TestQuorumIsolation).
+	target := int32(0)
+	for p := range int32(partitions) {
+		if st[p].leader != md.ControllerID {
+			target = p
+			break
+		}
+	}
+	victimID := st[target].leader
+	victim := c.Nodes[victimID-1]
+	t.Logf("partition %d: leader %d in epoch %d, ISR %v; active controller %d", target, victimID, st[target].epoch, st[target].isr, md.ControllerID)
+
+	producerOpts := []kgo.Opt{
+		kgo.MaxBufferedRecords(2000),
+		kgo.RecordDeliveryTimeout(60 * time.Second),
+		// A request to the isolated leader is given up after 3+2 s.
+		kgo.ProduceRequestTimeout(3 * time.Second),
+		kgo.RequestTimeoutOverhead(2 * time.Second),
+	}
+	outside := acksAllProducer(t, c, producerOpts...)
+	inside := insideClient(t, victim, append([]kgo.Opt{
+		kgo.RequiredAcks(kgo.AllISRAcks()),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.RetryBackoffFn(func(int) time.Duration { return 100 * time.Millisecond }),
+		kgo.MetadataMinAge(100 * time.Millisecond),
+	}, producerOpts...)...)
+
+	acks := &isolationAcks{acked: make([]map[string][]int, partitions), afterIsolation: make([]int, partitions), failures: map[string]int{}}
+	for p := range acks.acked {
+		acks.acked[p] = map[string][]int{}
+	}
+	produce := func(cl *kgo.Client, producer string, p int32, seq int) {
+		value := strconv.Itoa(seq)
+		if producer != "" {
+			value = producer + "-" + value
+		}
+		acks.mu.Lock()
+		isolated, healed := !acks.isolated.IsZero(), !acks.healed.IsZero()
+		acks.mu.Unlock()
+		cl.Produce(context.Background(), &kgo.Record{Topic: topic, Partition: p, Value: []byte(value)}, func(r *kgo.Record, err error) {
+			acks.mu.Lock()
+			defer acks.mu.Unlock()
+			if err != nil {
+				acks.failed++
+				acks.failures[producer+": "+err.Error()]++
+				return
+			}
+			acks.acked[p][producer] = append(acks.acked[p][producer], seq)
+			switch {
+			case producer == "" && isolated && !healed:
+				acks.afterIsolation[p]++
+				if p == target && acks.firstAfterIsolation.IsZero() {
+					acks.firstAfterIsolation = time.Now()
+				}
+			case producer == "in" && isolated && !healed && acks.healed.IsZero():
+				acks.insideWhileIsolated++
+			case producer == "in" && healed:
+				acks.insideAfterHeal++
+			}
+		})
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		ticker := time.NewTicker(5 * time.Millisecond)
+		defer ticker.Stop()
+		seq := make([]int, partitions)
+		insideSeq := 0
+		for {
+			select {
+			case <-stop:
+				return
+			case <-ticker.C:
+			}
+			for p := range int32(partitions) {
+				produce(outside, "", p, seq[p])
+				seq[p]++
+			}
+			produce(inside, "in", target, insideSeq)
+			insideSeq++
+		}
+	}()
+	defer func() {
+		select {
+		case <-stop:
+		default:
+			close(stop)
+		}
+		wg.Wait()
+	}()
+	waitAcks := func(what string, cond func() bool) {
+		t.Helper()
+		WaitFor(t, 60*time.Second, func() error {
+			acks.mu.Lock()
+			defer acks.mu.Unlock()
+			if !cond() {
+				return errors.New(what)
+			}
+			return nil
+		})
+	}
+	waitAcks("too few records acknowledged before the isolation", func() bool {
+		for p := range acks.acked {
+			if len(acks.acked[p][""]) < 50 {
+				return false
+			}
+		}
+		return len(acks.acked[target]["in"]) >= 50
+	})
+
+	acks.mu.Lock()
+	acks.isolated = time.Now()
+	isolated := acks.isolated
+	acks.mu.Unlock()
+	c.Isolate(victim)
+	waitAcks("no acks=all write acknowledged on every partition since the isolation", func() bool {
+		return !slices.ContainsFunc(acks.afterIsolation, func(n int) bool { return n < 50 })
+	})
+	acks.mu.Lock()
+	firstAck := acks.firstAfterIsolation.Sub(isolated)
+	acks.mu.Unlock()
+	t.Logf("partition %d: first acks=all write acknowledged by the new leader %v after isolating leader %d; 50 on every partition after %v",
+		target, firstAck.Round(time.Millisecond), victimID, time.Since(isolated).Round(time.Millisecond))
+	var majority *Node
+	for _, n := range c.Nodes {
+		if n != victim {
+			majority = n
+			break
+		}
+	}
+	now, err := topicState(ctx, majority.Addr(), topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if now[target].leader == victimID || now[target].epoch <= st[target].epoch {
+		t.Errorf("partition %d: leader %d epoch %d after isolating leader %d of epoch %d", target, now[target].leader, now[target].epoch, victimID, st[target].epoch)
+	}
+	t.Logf("partition %d: new leader %d in epoch %d, ISR %v", target, now[target].leader, now[target].epoch, now[target].isr)
+
+	acks.mu.Lock()
+	acks.healed = time.Now()
+	healed := acks.healed
+	acks.mu.Unlock()
+	c.Heal(victim)
+	waitAcks("the producer inside the healed node's namespace got no acks", func() bool { return acks.insideAfterHeal >= 20 })
+	waitFullISR(t, c, topic, 60*time.Second)
+	t.Logf("healed: node %d's producer acknowledged again and every ISR full %v after healing", victimID, time.Since(healed).Round(time.Millisecond))
+
+	close(stop)
+	wg.Wait()
+	flushCtx, flushCancel := context.WithTimeout(ctx, 60*time.Second)
+	defer flushCancel()
+	if err := outside.Flush(flushCtx); err != nil {
+		t.Fatalf("flush: %v", err)
+	}
+	if err := inside.Flush(flushCtx); err != nil {
+		t.Fatalf("flush inside: %v", err)
+	}
+	acks.mu.Lock()
+	rep := verifyAcknowledged(t, c, topic, acks.acked)
+	t.Logf("acknowledged %d (inside the isolated namespace %d, of them while isolated %d), lost %d, duplicated %d, reordered %d (failed deliveries %d)",
+		rep.acknowledged, len(acks.acked[target]["in"]), acks.insideWhileIsolated, rep.lost, rep.duplicated, rep.reordered, acks.failed)
+	for msg, n := range acks.failures {
+		t.Logf("failed delivery (not acknowledged, so allowed): %d x %s", n, msg)
+	}
+	if acks.insideWhileIsolated != 0 {
+		t.Errorf("the isolated leader acknowledged %d acks=all writes it could not replicate", acks.insideWhileIsolated)
+	}
+	acks.mu.Unlock()
+	if rep.lost != 0 || rep.duplicated != 0 || rep.reordered != 0 {
+		logNodeWarnings(t, c)
+		t.Errorf("acks=all guarantees broken: %+v", rep)
+	}
+	compareReplicas(t, c, topic, partitions)
 }

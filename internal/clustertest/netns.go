@@ -83,7 +83,7 @@ func NewNetwork(t testing.TB) *Network {
 	if os.Geteuid() != 0 {
 		unavailable("not root")
 	}
-	ip, err := exec.LookPath("ip")
+	ip, err := lookupIP()
 	if err != nil {
 		unavailable("no ip command (iproute2): %v", err)
 	}
@@ -110,6 +110,21 @@ func NewNetwork(t testing.TB) *Network {
 	nw.run("addr", "add", nw.hostAddr(254)+"/24", "dev", nw.bridge)
 	nw.run("link", "set", nw.bridge, "up")
 	return nw
+}
+
+// lookupIP finds iproute2's ip in PATH or where distributions put it (a
+// user's PATH often lacks the sbin directories).
+func lookupIP() (string, error) {
+	path, err := exec.LookPath("ip")
+	if err == nil {
+		return path, nil
+	}
+	for _, p := range []string{"/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"} {
+		if _, statErr := os.Stat(p); statErr == nil {
+			return p, nil
+		}
+	}
+	return "", err
 }
 
 func (nw *Network) hostAddr(i int) string { return fmt.Sprintf("10.77.%d.%d", nw.subnet, i) }
@@ -295,7 +310,7 @@ func StartNetworkCluster(t testing.TB, n int, overrides ...string) *Cluster {
 	}
 	for i := range n {
 		ns, host := nw.AddMember(i + 1)
-		node := &Node{t: t, Dir: t.TempDir(), Port: networkNodePort, Host: host, Namespace: ns}
+		node := &Node{t: t, Dir: t.TempDir(), Port: networkNodePort, Host: host, Namespace: ns, ipCommand: nw.ip}
 		node.overrides = append([]string{
 			"node.id=" + strconv.Itoa(i+1),
 			"process.roles=broker,controller",
