@@ -241,14 +241,15 @@ func TestQuorumIsolation(t *testing.T) {
 	before := currentLeader(t, sampler, 0)
 	t.Logf("quorum leader at start: node %d in epoch %d", before.leader, before.epoch)
 
-	isolateController(ctx, t, c, sampler, c.Nodes[before.leader-1], "leader")
+	first := c.Nodes[before.leader-1]
+	isolateController(ctx, t, c, sampler, first, "leader")
 
+	// Then a follower, the one not cut off before if it is one.
 	after := currentLeader(t, sampler, 0)
 	var follower *Node
 	for i, n := range c.Nodes {
-		if int32(i+1) != after.leader {
+		if int32(i+1) != after.leader && (follower == nil || follower == first) {
 			follower = n
-			break
 		}
 	}
 	isolateController(ctx, t, c, sampler, follower, "follower")
@@ -413,11 +414,14 @@ func TestReplicationLeaderIsolation(t *testing.T) {
 	t.Logf("partition %d: leader %d in epoch %d, ISR %v; active controller %d", target, victimID, st[target].epoch, st[target].isr, md.ControllerID)
 
 	producerOpts := []kgo.Opt{
-		kgo.MaxBufferedRecords(2000),
+		kgo.MaxBufferedRecords(10000),
 		kgo.RecordDeliveryTimeout(60 * time.Second),
-		// A request to the isolated leader is given up after 3+2 s.
+		// A request to the isolated leader is given up after 3+2 s, a dial
+		// to it after 2 s (kgo's default of 10 s, tried by the sink and by
+		// metadata refreshes in turn, can add half a minute).
 		kgo.ProduceRequestTimeout(3 * time.Second),
 		kgo.RequestTimeoutOverhead(2 * time.Second),
+		kgo.DialTimeout(2 * time.Second),
 	}
 	outside := acksAllProducer(t, c, producerOpts...)
 	inside := insideClient(t, victim, append([]kgo.Opt{
@@ -431,7 +435,7 @@ func TestReplicationLeaderIsolation(t *testing.T) {
 	for p := range acks.acked {
 		acks.acked[p] = map[string][]int{}
 	}
-	produce := func(cl *kgo.Client, producer string, p int32, seq int) {
+	produce := func(ctx context.Context, cl *kgo.Client, producer string, p int32, seq int) {
 		value := strconv.Itoa(seq)
 		if producer != "" {
 			value = producer + "-" + value
@@ -439,7 +443,7 @@ func TestReplicationLeaderIsolation(t *testing.T) {
 		acks.mu.Lock()
 		isolated, healed := !acks.isolated.IsZero(), !acks.healed.IsZero()
 		acks.mu.Unlock()
-		cl.Produce(context.Background(), &kgo.Record{Topic: topic, Partition: p, Value: []byte(value)}, func(r *kgo.Record, err error) {
+		cl.Produce(ctx, &kgo.Record{Topic: topic, Partition: p, Value: []byte(value)}, func(r *kgo.Record, err error) {
 			acks.mu.Lock()
 			defer acks.mu.Unlock()
 			if err != nil {
@@ -461,30 +465,38 @@ func TestReplicationLeaderIsolation(t *testing.T) {
 			}
 		})
 	}
+	// One loop per producer: one whose buffer is full (the inside one, while
+	// isolated) blocks only itself. abandon cancels a Produce blocked on a
+	// full buffer when the test ends early.
 	stop := make(chan struct{})
+	abandonCtx, abandon := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
+	loop := func(cl *kgo.Client, producer string, partitions ...int32) {
 		defer wg.Done()
 		ticker := time.NewTicker(5 * time.Millisecond)
 		defer ticker.Stop()
-		seq := make([]int, partitions)
-		insideSeq := 0
+		seq := make([]int, len(partitions))
 		for {
 			select {
 			case <-stop:
 				return
 			case <-ticker.C:
 			}
-			for p := range int32(partitions) {
-				produce(outside, "", p, seq[p])
-				seq[p]++
+			for i, p := range partitions {
+				produce(abandonCtx, cl, producer, p, seq[i])
+				seq[i]++
 			}
-			produce(inside, "in", target, insideSeq)
-			insideSeq++
 		}
-	}()
+	}
+	all := make([]int32, partitions)
+	for p := range all {
+		all[p] = int32(p)
+	}
+	wg.Add(2)
+	go loop(outside, "", all...)
+	go loop(inside, "in", target)
 	defer func() {
+		abandon()
 		select {
 		case <-stop:
 		default:
@@ -517,6 +529,24 @@ func TestReplicationLeaderIsolation(t *testing.T) {
 	isolated := acks.isolated
 	acks.mu.Unlock()
 	c.Isolate(victim)
+	var majority *Node
+	for _, n := range c.Nodes {
+		if n != victim {
+			majority = n
+			break
+		}
+	}
+	WaitFor(t, 60*time.Second, func() error {
+		now, err := topicState(ctx, majority.Addr(), topic)
+		if err != nil {
+			return err
+		}
+		if now[target].leader == victimID {
+			return fmt.Errorf("partition %d still led by the isolated node %d", target, victimID)
+		}
+		return nil
+	})
+	t.Logf("partition %d: leadership moved off the isolated node %v after isolation", target, time.Since(isolated).Round(time.Millisecond))
 	waitAcks("no acks=all write acknowledged on every partition since the isolation", func() bool {
 		return !slices.ContainsFunc(acks.afterIsolation, func(n int) bool { return n < 50 })
 	})
@@ -525,13 +555,6 @@ func TestReplicationLeaderIsolation(t *testing.T) {
 	acks.mu.Unlock()
 	t.Logf("partition %d: first acks=all write acknowledged by the new leader %v after isolating leader %d; 50 on every partition after %v",
 		target, firstAck.Round(time.Millisecond), victimID, time.Since(isolated).Round(time.Millisecond))
-	var majority *Node
-	for _, n := range c.Nodes {
-		if n != victim {
-			majority = n
-			break
-		}
-	}
 	now, err := topicState(ctx, majority.Addr(), topic)
 	if err != nil {
 		t.Fatal(err)

@@ -219,8 +219,9 @@ func (nw *Network) removeStale() {
 			continue
 		}
 		// A namespace is made after its bridge and removed before it, so
-		// one without a bridge is stale too.
-		if live[subnet] {
+		// one without a bridge is stale too, unless the bridge was made
+		// since the links were read.
+		if alive, known := live[subnet]; alive || !known && bridgeExists(subnet) {
 			continue
 		}
 		killNamespacePids(nw.ip, e.Name())
@@ -229,9 +230,15 @@ func (nw *Network) removeStale() {
 	}
 	for subnet, alive := range live {
 		if !alive {
+			// The pid was read before: the bridge is the dead owner's.
 			exec.Command(nw.ip, "link", "del", "samsabr"+strconv.Itoa(subnet)).Run()
 		}
 	}
+}
+
+func bridgeExists(subnet int) bool {
+	_, err := os.Stat("/sys/class/net/samsabr" + strconv.Itoa(subnet))
+	return err == nil
 }
 
 func processAlive(pid int) bool {
