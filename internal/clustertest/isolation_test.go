@@ -284,6 +284,16 @@ func isolateController(ctx context.Context, t *testing.T, c *Cluster, sampler *q
 		defer close(minorityDone)
 		minorityTook, minorityErr = createOnMinority(t, victim, minorityTopic)
 	}()
+	if role == "leader" {
+		WaitFor(t, 30*time.Second, func() error {
+			if v, _ := sampler.view(majorityIndex); v.leader < 0 || v.leader == victimID {
+				return fmt.Errorf("the majority has no new leader: %+v", v)
+			}
+			return nil
+		})
+		v, since := sampler.view(majorityIndex)
+		t.Logf("leader phase: the majority elected node %d in epoch %d %v after isolation", v.leader, v.epoch, since.Sub(isolated).Round(time.Millisecond))
+	}
 	WaitFor(t, 60*time.Second, func() error { return createOnMajority(ctx, majority, majorityTopic) })
 	t.Logf("%s phase: first CreateTopics committed by the majority %v after isolation", role, time.Since(isolated).Round(time.Millisecond))
 	<-minorityDone
