@@ -2,7 +2,9 @@
 // (SIGKILL), pauses (SIGSTOP), resumes and restarts them, and waits on
 // conditions with deadlines. Each node gets its own data dir and fixed
 // loopback ports, so a restarted node comes back where clients and peers
-// expect it.
+// expect it. StartNetworkCluster puts each node in its own Linux network
+// namespace instead, so a test can cut one off the network and heal it
+// (see Network).
 package clustertest
 
 import (
@@ -72,6 +74,12 @@ type Node struct {
 	Dir       string
 	Port      int
 	overrides []string
+	// Host is the address the node listens on, 127.0.0.1 when empty;
+	// Namespace the network namespace it runs in (StartNetworkCluster),
+	// empty for the test's own.
+	Host      string
+	Namespace string
+	ipCommand string // iproute2's ip, to run the node in Namespace
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
@@ -89,7 +97,14 @@ func StartNode(t testing.TB, overrides ...string) *Node {
 }
 
 // Addr is the node's client address.
-func (n *Node) Addr() string { return "127.0.0.1:" + strconv.Itoa(n.Port) }
+func (n *Node) Addr() string { return net.JoinHostPort(n.host(), strconv.Itoa(n.Port)) }
+
+func (n *Node) host() string {
+	if n.Host == "" {
+		return "127.0.0.1"
+	}
+	return n.Host
+}
 
 // Start starts the process (again) and waits until it accepts connections.
 func (n *Node) Start() {
@@ -97,7 +112,7 @@ func (n *Node) Start() {
 	// Overrides given later win, so a cluster node's own listeners replace
 	// the default single listener.
 	args := []string{"server",
-		"--override", "listeners=PLAINTEXT://127.0.0.1:" + strconv.Itoa(n.Port),
+		"--override", "listeners=PLAINTEXT://" + n.Addr(),
 		"--override", "log.dirs=" + filepath.Join(n.Dir, "data"),
 		"--override", "metrics.listener=",
 	}
@@ -105,6 +120,9 @@ func (n *Node) Start() {
 		args = append(args, "--override", o)
 	}
 	cmd := exec.Command(Binary(n.t), args...)
+	if n.Namespace != "" {
+		cmd = exec.Command(n.ipCommand, append([]string{"netns", "exec", n.Namespace, Binary(n.t)}, args...)...)
+	}
 	logFile, err := os.OpenFile(filepath.Join(n.Dir, "server.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		n.t.Fatal(err)
@@ -248,6 +266,8 @@ type Cluster struct {
 	// empty for a combined cluster. A controller's Port is its controller
 	// listener.
 	Controllers []*Node
+	// Network is the private network of a StartNetworkCluster, else nil.
+	Network *Network
 }
 
 // StartCluster starts n combined nodes (node.id 1..n) whose controllers

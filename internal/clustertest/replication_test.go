@@ -1,6 +1,7 @@
 package clustertest
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -245,8 +246,9 @@ func checkSequence(t *testing.T, values []string, n int) {
 	}
 }
 
-// replicaRecords parses the segment files of one replica of a partition.
-func replicaRecords(t *testing.T, n *Node, topic string, partition int32) []string {
+// replicaBytes is the segment files of one replica of a partition, one
+// after the other.
+func replicaBytes(t *testing.T, n *Node, topic string, partition int32) []byte {
 	t.Helper()
 	dir := filepath.Join(n.Dir, "data", fmt.Sprintf("%s-%d", topic, partition))
 	files, err := filepath.Glob(filepath.Join(dir, "*.log"))
@@ -262,8 +264,14 @@ func replicaRecords(t *testing.T, n *Node, topic string, partition int32) []stri
 		}
 		data = append(data, b...)
 	}
+	return data
+}
+
+// replicaRecords parses the segment files of one replica of a partition.
+func replicaRecords(t *testing.T, n *Node, topic string, partition int32) []string {
+	t.Helper()
 	rp := kmsg.NewFetchResponseTopicPartition()
-	rp.RecordBatches = data
+	rp.RecordBatches = replicaBytes(t, n, topic, partition)
 	fp, _ := kgo.ProcessFetchPartition(kgo.ProcessFetchPartitionOpts{Topic: topic, Partition: partition}, &rp, kgo.DefaultDecompressor(), nil)
 	var out []string
 	for _, r := range fp.Records {
@@ -273,7 +281,8 @@ func replicaRecords(t *testing.T, n *Node, topic string, partition int32) []stri
 }
 
 // compareReplicas stops every node (so the logs are still) and checks each
-// replica of each partition holds the same records at the same offsets.
+// replica of each partition holds the same records at the same offsets, in
+// the same bytes (followers copy the leader's batches unchanged).
 func compareReplicas(t *testing.T, c *Cluster, topic string, partitions int32) {
 	t.Helper()
 	for _, n := range c.Nodes {
@@ -281,10 +290,13 @@ func compareReplicas(t *testing.T, c *Cluster, topic string, partitions int32) {
 	}
 	for p := range partitions {
 		first := replicaRecords(t, c.Nodes[0], topic, p)
+		firstBytes := replicaBytes(t, c.Nodes[0], topic, p)
 		for i, n := range c.Nodes[1:] {
 			other := replicaRecords(t, n, topic, p)
 			if !slices.Equal(first, other) {
 				t.Errorf("partition %d: replica on node 1 has %d records, node %d has %d; they differ", p, len(first), i+2, len(other))
+			} else if otherBytes := replicaBytes(t, n, topic, p); !bytes.Equal(firstBytes, otherBytes) {
+				t.Errorf("partition %d: replicas on node 1 and node %d hold the same records in different bytes (%d and %d bytes)", p, i+2, len(firstBytes), len(otherBytes))
 			}
 		}
 		if len(first) == 0 {
@@ -382,34 +394,14 @@ func TestReplicationUnderFaults(t *testing.T) {
 	}
 	flushCancel()
 
-	rep := faultReport{faults: faults}
-	for p := range int32(replicatedPartitions) {
-		values, _ := readPartition(t, c, topic, p)
-		seen := map[int]int{}
-		last := -1
-		for _, v := range values {
-			s, err := strconv.Atoi(v)
-			if err != nil {
-				t.Fatalf("partition %d: bad value %q", p, v)
-			}
-			seen[s]++
-			if seen[s] > 1 {
-				rep.duplicated++
-			}
-			if s < last {
-				rep.reordered++
-			}
-			last = max(last, s)
-		}
-		mu.Lock()
-		for _, s := range acked[p] {
-			rep.acknowledged++
-			if seen[s] == 0 {
-				rep.lost++
-			}
-		}
-		mu.Unlock()
+	mu.Lock()
+	ackedBy := make([]map[string][]int, replicatedPartitions)
+	for p := range ackedBy {
+		ackedBy[p] = map[string][]int{"": acked[p]}
 	}
+	mu.Unlock()
+	rep := verifyAcknowledged(t, c, topic, ackedBy)
+	rep.faults = faults
 	t.Logf("faults survived %d, acknowledged %d, lost %d, duplicated %d, reordered %d (failed deliveries %d)",
 		rep.faults, rep.acknowledged, rep.lost, rep.duplicated, rep.reordered, failed)
 	for msg, n := range failures {
@@ -425,6 +417,54 @@ func TestReplicationUnderFaults(t *testing.T) {
 		t.Errorf("nothing was acknowledged")
 	}
 	compareReplicas(t, c, topic, replicatedPartitions)
+}
+
+// verifyAcknowledged reads every partition of topic to its high watermark
+// and counts the acknowledged records missing from it, and the records in
+// it more than once or out of order. acked is, per partition and per
+// producer, the sequence numbers acknowledged; a record's value is its
+// producer's name, "-" and its sequence number, or the sequence number
+// alone for the producer named "".
+func verifyAcknowledged(t *testing.T, c *Cluster, topic string, acked []map[string][]int) faultReport {
+	t.Helper()
+	var rep faultReport
+	for p := range int32(len(acked)) {
+		values, _ := readPartition(t, c, topic, p)
+		type key struct {
+			producer string
+			seq      int
+		}
+		seen := map[key]int{}
+		last := map[string]int{}
+		for _, v := range values {
+			producer, seqText := "", v
+			if i := strings.LastIndexByte(v, '-'); i >= 0 {
+				producer, seqText = v[:i], v[i+1:]
+			}
+			s, err := strconv.Atoi(seqText)
+			if err != nil {
+				t.Fatalf("partition %d: bad value %q", p, v)
+			}
+			k := key{producer, s}
+			seen[k]++
+			if seen[k] > 1 {
+				rep.duplicated++
+			}
+			if prev, ok := last[producer]; ok && s < prev {
+				rep.reordered++
+			}
+			last[producer] = max(last[producer], s)
+		}
+		for producer, seqs := range acked[p] {
+			for _, s := range seqs {
+				rep.acknowledged++
+				if seen[key{producer, s}] == 0 {
+					rep.lost++
+				}
+			}
+		}
+	}
+	return rep
 }
 
 // pause waits d: a fault's down time, not a wait for a condition.

@@ -18,29 +18,37 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// describeQuorum asks one node for DescribeQuorum.
-func describeQuorum(ctx context.Context, addr string) (*kmsg.DescribeQuorumResponseTopicPartition, error) {
+// describeQuorumAt asks the node at addr for DescribeQuorum.
+func describeQuorumAt(ctx context.Context, addr string) (*kmsg.DescribeQuorumResponseTopicPartition, error) {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
 	if err != nil {
 		return nil, err
 	}
 	defer cl.Close()
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	return quorumPartition(ctx, cl)
+}
+
+// quorumPartition asks cl's seed broker for DescribeQuorum and returns the
+// metadata partition's state.
+func quorumPartition(ctx context.Context, cl *kgo.Client) (*kmsg.DescribeQuorumResponseTopicPartition, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	req := kmsg.NewPtrDescribeQuorumRequest()
 	rt := kmsg.NewDescribeQuorumRequestTopic()
 	rt.Topic = "__cluster_metadata"
 	rt.Partitions = append(rt.Partitions, kmsg.NewDescribeQuorumRequestTopicPartition())
 	req.Topics = append(req.Topics, rt)
-	resp, err := cl.SeedBrokers()[0].Request(ctx, req)
+	resp, err := req.RequestWith(ctx, cl.SeedBrokers()[0])
 	if err != nil {
 		return nil, err
 	}
-	qr := resp.(*kmsg.DescribeQuorumResponse)
-	if err := kerr.ErrorForCode(qr.ErrorCode); err != nil {
+	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
 		return nil, err
 	}
-	p := qr.Topics[0].Partitions[0]
+	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+		return nil, fmt.Errorf("DescribeQuorum answered %d topics", len(resp.Topics))
+	}
+	p := resp.Topics[0].Partitions[0]
 	return &p, kerr.ErrorForCode(p.ErrorCode)
 }
 
@@ -82,7 +90,7 @@ func TestDedicatedControllersAndBrokers(t *testing.T) {
 	// The brokers are observers of the quorum; the controllers are voters
 	// and no broker.
 	WaitFor(t, 30*time.Second, func() error {
-		q, err := describeQuorum(ctx, c.Nodes[0].Addr())
+		q, err := describeQuorumAt(ctx, c.Nodes[0].Addr())
 		if err != nil {
 			return err
 		}
@@ -145,7 +153,7 @@ func TestDedicatedControllersAndBrokers(t *testing.T) {
 
 	// Kill -9 the active controller: another is elected and a topic can be
 	// created through a broker again.
-	q, err := describeQuorum(ctx, c.Nodes[0].Addr())
+	q, err := describeQuorumAt(ctx, c.Nodes[0].Addr())
 	if err != nil {
 		t.Fatal(err)
 	}
