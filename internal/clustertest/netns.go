@@ -13,7 +13,6 @@ import (
 	"sync"
 	"syscall"
 	"testing"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -341,27 +340,8 @@ func StartNetworkCluster(t testing.TB, n int, overrides ...string) *Cluster {
 			exec.Command(nw.ip, "link", "set", nw.hostVeth(i+1), "up").Run()
 		}
 	})
-	var wg sync.WaitGroup
-	for _, node := range c.Nodes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			node.Start()
-		}()
-	}
-	wg.Wait()
-	for _, node := range c.Nodes {
-		WaitFor(t, 60*time.Second, func() error {
-			brokers, err := brokerCount(node.Addr())
-			if err != nil {
-				return err
-			}
-			if brokers != n {
-				return fmt.Errorf("node %s knows %d of %d brokers", node.Addr(), brokers, n)
-			}
-			return nil
-		})
-	}
+	startTogether(c.Nodes)
+	c.waitForBrokers(t, n)
 	return c
 }
 
