@@ -202,21 +202,31 @@ func TestCompactionKeepsLatestValue(t *testing.T) {
 // TestConsumerOffsetsStayCompacted: a long run of offset commits keeps
 // __consumer_offsets small, and the committed offsets survive a restart
 // that replays the compacted log.
+//
+// Segments roll on time (log.roll.ms=100), and as in Kafka only when a batch
+// is appended; the active segment is never cleaned. How much of the log can
+// be compacted therefore depends on how many segments the run spans, not on
+// how many commits it makes: a fixed number of commits may all land in one
+// or two segments on a fast machine. So the run goes on until the cleaner
+// has advanced over many rolled segments, and the wait at the end keeps
+// committing, so that the segment holding the run's last commits rolls and
+// is cleaned too.
 func TestConsumerOffsetsStayCompacted(t *testing.T) {
 	tn := startTestNode(t, "log.cleaner.backoff.ms=20", "offsets.topic.num.partitions=1", "log.roll.ms=100")
 	adm := tn.admin()
 	mustCreateTopic(t, adm, "work", 10, nil)
 	ctx := testContext(t)
-	const commits = 4000
-	offsetsLog := func() *log.Log {
-		return tn.node.logs.Get(log.TopicPartition{Topic: controller.ConsumerOffsetsTopic, Partition: 0})
-	}
-	var bytesPerCommit float64
-	maxSize := int64(0)
-	for i := 1; i <= commits; i++ {
+	// The run lasts at least minCommits commits and minCleanerAdvances
+	// cleaner passes over __consumer_offsets-0 (each at least a roll, so
+	// log.roll.ms, apart); maxCommits bounds it should the cleaner stall.
+	const minCommits, minCleanerAdvances, maxCommits = 4000, 20, 200000
+	tp := log.TopicPartition{Topic: controller.ConsumerOffsetsTopic, Partition: 0}
+	offsetsLog := func() *log.Log { return tn.node.logs.Get(tp) }
+	commit := func(at int64) {
+		t.Helper()
 		offsets := kadm.Offsets{}
 		for p := int32(0); p < 10; p++ {
-			offsets.Add(kadm.Offset{Topic: "work", Partition: p, At: int64(i)})
+			offsets.Add(kadm.Offset{Topic: "work", Partition: p, At: at})
 		}
 		resp, err := adm.CommitOffsets(ctx, "g", offsets)
 		if err != nil {
@@ -225,20 +235,41 @@ func TestConsumerOffsetsStayCompacted(t *testing.T) {
 		if err := resp.Error(); err != nil {
 			t.Fatal(err)
 		}
-		if i == 100 {
-			l := offsetsLog()
-			bytesPerCommit = float64(l.Size()) / 100
+	}
+	start := time.Now()
+	// Every commit appends one batch of the same ten records; the first
+	// lands in the active segment, which nothing cleans.
+	commits := int64(1)
+	commit(commits)
+	bytesPerCommit := float64(offsetsLog().Size())
+	maxSize := int64(0)
+	advances, lastCheckpoint := 0, int64(-1)
+	for commits < minCommits || advances < minCleanerAdvances {
+		if commits == maxCommits {
+			t.Fatalf("%d commits, and the cleaner advanced over __consumer_offsets-0 only %d times", commits, advances)
 		}
-		if i%500 == 0 {
-			maxSize = max(maxSize, offsetsLog().Size())
+		commits++
+		commit(commits)
+		maxSize = max(maxSize, offsetsLog().Size())
+		if off, ok := tn.node.logs.CleanerCheckpoint(tp); ok && off != lastCheckpoint {
+			advances, lastCheckpoint = advances+1, off
 		}
 	}
-	appended := bytesPerCommit * commits
-	eventually(t, 20*time.Second, "__consumer_offsets to be compacted", func() bool {
-		return float64(offsetsLog().Size()) < appended/10
+	runCommits, runDuration := commits, time.Since(start)
+	appended := bytesPerCommit * float64(runCommits)
+	runEnd := offsetsLog().LogEndOffset()
+	eventually(t, 20*time.Second, "the cleaner to pass the run's last commit", func() bool {
+		commits++
+		commit(commits)
+		off, ok := tn.node.logs.CleanerCheckpoint(tp)
+		return ok && off >= runEnd
 	})
-	t.Logf("%d commits of 10 partitions: ~%.0f KB appended to __consumer_offsets-0; largest sampled size %d KB; compacted to %d KB in %d segments",
-		commits, appended/1024, maxSize/1024, offsetsLog().Size()/1024, offsetsLog().NumSegments())
+	if size := offsetsLog().Size(); float64(size) >= appended/10 {
+		t.Fatalf("__consumer_offsets is %d bytes, cleaned past the last of %.0f bytes appended: not compacted", size, appended)
+	}
+	t.Logf("%d commits of 10 partitions in %v (%d cleaner advances): ~%.0f KB appended to __consumer_offsets-0; largest size during the run %d KB; "+
+		"cleaned past the run's end to %d KB in %d segments after %d more commits",
+		runCommits, runDuration, advances, appended/1024, maxSize/1024, offsetsLog().Size()/1024, offsetsLog().NumSegments(), commits-runCommits)
 	if float64(maxSize) > appended/2 {
 		t.Fatalf("__consumer_offsets grew to %d bytes of %.0f appended: not kept compacted", maxSize, appended)
 	}
