@@ -30,7 +30,7 @@ func apiVersionsResponse() *kmsg.ApiVersionsResponse {
 
 func handleAPIVersions(b *Broker, c *call, _ kmsg.Request) {
 	resp := apiVersionsResponse()
-	b.addFeatures(resp)
+	b.addFeatures(resp, c.version)
 	c.reply(resp)
 }
 
