@@ -15,6 +15,10 @@ import (
 // as leader, as a preferred ElectLeaders would. The node's timer only calls
 // BalanceLeaders; the rule reads nothing but the image and its arguments.
 
+// maxElectionsPerRebalance bounds the leader changes one rebalance commits,
+// as Kafka's controller does (1000 per run); the rest move in the next run.
+const maxElectionsPerRebalance = 1000
+
 // LeaderImbalance is one broker's preferred-leader count: Preferred
 // partitions have it as their first replica, NotLeading of them are led by
 // another broker or have no leader.
@@ -62,7 +66,8 @@ func LeaderImbalances(img *metadata.Image) []LeaderImbalance {
 // rebalanceRecords returns the leader changes that give back leadership to
 // the preferred replicas of every broker whose imbalance exceeds
 // percentage, for the partitions where that replica is unfenced and in the
-// ISR, and the partitions they move, in topic and partition order.
+// ISR, and the partitions they move, in topic and partition order, at most
+// maxElectionsPerRebalance of them.
 func rebalanceRecords(img *metadata.Image, percentage int32) ([]metadata.Record, []PartitionRef) {
 	over := map[int32]bool{}
 	for _, l := range LeaderImbalances(img) {
@@ -87,6 +92,9 @@ func rebalanceRecords(img *metadata.Image, percentage int32) ([]metadata.Record,
 			}
 			if b := img.Broker(preferred); b == nil || b.Fenced {
 				continue
+			}
+			if len(moved) == maxElectionsPerRebalance {
+				return recs, moved
 			}
 			leader := preferred
 			recs = append(recs, &metadata.PartitionChangeRecord{TopicID: t.ID, Partition: p.Partition, Leader: &leader})

@@ -158,3 +158,33 @@ func TestBalanceLeadersOfflinePartition(t *testing.T) {
 		t.Fatalf("moved %v, leader %d", moved, c.Image().Topic("off").Partitions[0].Leader)
 	}
 }
+
+// TestBalanceLeadersIsBounded: one rebalance moves at most 1000
+// leaderships; the next run moves the rest.
+func TestBalanceLeadersIsBounded(t *testing.T) {
+	j := &memJournal{}
+	c := newTestController(t, j, 2)
+	c.CreateTopics([]CreateTopic{{Name: "many", NumPartitions: 2400, ReplicationFactor: 2}}, false)
+	tp := c.Image().Topic("many")
+	var recs []metadata.Record
+	for _, p := range tp.Partitions {
+		if p.Replicas[0] == 2 {
+			leader := p.Replicas[1]
+			recs = append(recs, &metadata.PartitionChangeRecord{TopicID: tp.ID, Partition: p.Partition, Leader: &leader})
+		}
+	}
+	c.mu.Lock()
+	err := c.commitLocked(recs)
+	c.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := c.BalanceLeaders(10)
+	if err != nil || len(first) != maxElectionsPerRebalance {
+		t.Fatalf("first run moved %d (err %v), want %d", len(first), err, maxElectionsPerRebalance)
+	}
+	second, _ := c.BalanceLeaders(10)
+	if len(first)+len(second) != len(recs) {
+		t.Fatalf("moved %d then %d of %d", len(first), len(second), len(recs))
+	}
+}
