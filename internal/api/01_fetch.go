@@ -20,6 +20,8 @@ package api
 //     OFFSET_OUT_OF_RANGE with the high watermark and log start offset.
 //   - v9+ current_leader_epoch: older answers FENCED_LEADER_EPOCH, newer
 //     UNKNOWN_LEADER_EPOCH.
+//   - v12+ last_fetched_epoch from a follower: a diverged log answers
+//     DivergingEpoch with no records, at once (fetch_replica.go).
 //   - v13+ names topics by id; an unknown id answers UNKNOWN_TOPIC_ID.
 //   - When fewer than min_bytes are available and max_wait_ms > 0 the request
 //     is parked as a delayed operation and completed by the next append to
@@ -66,6 +68,9 @@ type fetchPartitionResult struct {
 	// instead, when hasPreferredReadReplica (v11+).
 	preferredReadReplica    int32
 	hasPreferredReadReplica bool
+	// divergingEpoch answers a follower whose log diverged (KIP-320, v12+;
+	// fetch_replica.go): no records, truncate first.
+	divergingEpoch *partition.EpochEndOffset
 }
 
 // fetchTarget is one partition a fetch reads, with its resolved position.
@@ -75,7 +80,9 @@ type fetchTarget struct {
 	partition   int32
 	offset      int64
 	leaderEpoch int32
-	maxBytes    int32
+	// lastFetchedEpoch is a follower's (v12+), -1 when absent.
+	lastFetchedEpoch int32
+	maxBytes         int32
 	// logStartOffset is what a follower reports of its log (v5+; -1 from
 	// consumers).
 	logStartOffset int64
@@ -172,7 +179,12 @@ func (op *fetchOp) read() (results []fetchPartitionResult, total int64, respondN
 		}
 		if op.replicaID >= 0 {
 			p.UpdateFollowerLogStartOffset(op.replicaID, t.logStartOffset)
-			upper, res.highWatermark, res.lastStable = followerFetch(p, op.replicaID, t.offset)
+			var answerNow bool
+			if upper, answerNow = followerFetch(p, op.replicaID, t, &res); answerNow {
+				results = append(results, res)
+				respondNow = true
+				continue
+			}
 		}
 		limit := int64(t.maxBytes)
 		if limit > remaining {

@@ -35,7 +35,7 @@ func apiVersionsResponse(table handlerTable) *kmsg.ApiVersionsResponse {
 
 func handleAPIVersions(b *Broker, c *call, _ kmsg.Request) {
 	resp := apiVersionsResponse(b.tableFor(c.req.Conn.Listener))
-	b.addFeatures(resp)
+	b.addFeatures(resp, c.version)
 	c.reply(resp)
 }
 

@@ -16,21 +16,36 @@ package api
 //   - The response waits for the group's records to be appended to
 //     __consumer_offsets.
 //   - UNSUPPORTED_VERSION when "consumer" is not in
-//     group.coordinator.rebalance.protocols, as Kafka answers; clients then
-//     fall back to the classic protocol.
+//     group.coordinator.rebalance.protocols, or the finalized group.version
+//     is 0 (UpdateFeatures), as Kafka answers; clients then fall back to the
+//     classic protocol.
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-streaming/samsa/internal/group"
+	"github.com/samsa-streaming/samsa/internal/metadata"
 )
 
 func init() { register(68, 0, 1, handleConsumerGroupHeartbeat) }
 
 func handleConsumerGroupHeartbeat(b *Broker, c *call, r kmsg.Request) {
+	if !b.consumerGroupVersionFinalized() {
+		resp := kmsg.NewPtrConsumerGroupHeartbeatResponse()
+		resp.ErrorCode = kerr.UnsupportedVersion.Code
+		c.reply(resp)
+		return
+	}
 	client := group.Client{Host: group.ClientHost(c.req.Conn.RemoteAddr)}
 	if c.req.ClientID != nil {
 		client.ID = *c.req.ClientID
 	}
 	b.Groups.ConsumerGroupHeartbeat(client, r.(*kmsg.ConsumerGroupHeartbeatRequest), func(resp *kmsg.ConsumerGroupHeartbeatResponse) { c.reply(resp) })
+}
+
+// consumerGroupVersionFinalized reports whether group.version is at least
+// 1, which the consumer group protocol needs.
+func (b *Broker) consumerGroupVersionFinalized() bool {
+	return b.Image().FeatureLevel(metadata.GroupVersionFeature) >= 1
 }

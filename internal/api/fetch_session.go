@@ -209,7 +209,7 @@ func (s *fetchSession) filter(results []fetchPartitionResult, version int16) []f
 	out := results[:0]
 	for _, r := range results {
 		sp := s.mu.partitions[sessionKey{r.topic, r.partition}]
-		news := sp == nil || r.errorCode != 0 || r.bytes > 0 ||
+		news := sp == nil || r.errorCode != 0 || r.bytes > 0 || r.divergingEpoch != nil ||
 			r.highWatermark != sp.sentHighWatermark || r.lastStable != sp.sentLastStable || r.logStartOffset != sp.sentLogStart
 		// A preferred read replica is always news (Kafka's mustRespond).
 		news = news || r.hasPreferredReadReplica
@@ -243,13 +243,16 @@ func requestTargets(b *Broker, version int16, req *kmsg.FetchRequest) []fetchTar
 			id = t.ID
 		}
 		for _, rp := range rt.Partitions {
-			leaderEpoch := int32(-1)
+			leaderEpoch, lastFetchedEpoch := int32(-1), int32(-1)
 			if version >= 9 {
 				leaderEpoch = rp.CurrentLeaderEpoch
 			}
+			if version >= 12 {
+				lastFetchedEpoch = rp.LastFetchedEpoch
+			}
 			targets = append(targets, fetchTarget{
 				topic: name, topicID: id, partition: rp.Partition, offset: rp.FetchOffset,
-				leaderEpoch: leaderEpoch, maxBytes: rp.PartitionMaxBytes, unknownTopicCode: unknown,
+				leaderEpoch: leaderEpoch, lastFetchedEpoch: lastFetchedEpoch, maxBytes: rp.PartitionMaxBytes, unknownTopicCode: unknown,
 				logStartOffset: rp.LogStartOffset,
 			})
 		}

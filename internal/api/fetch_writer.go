@@ -18,7 +18,8 @@ import (
 //	    PreferredReadReplica int32 (v11+) | Records (nullable bytes) ] ]
 //
 // Flexible versions (12+) use compact arrays and strings and end each
-// struct with an empty tagged-field section.
+// struct with a tagged-field section, empty except for a partition's
+// DivergingEpoch (tag 0: Epoch int32 | EndOffset int64 | empty tags).
 func writeFetchResponse(version int16, errorCode int16, sessionID int32, results []fetchPartitionResult) network.Response {
 	flexible := version >= 12
 	w := &chunkWriter{}
@@ -88,7 +89,7 @@ func writeFetchResponse(version int16, errorCode int16, sessionID int32, results
 				w.region(reg.File, reg.Offset, reg.Length)
 			}
 			if flexible {
-				w.uvarint(0) // partition tagged fields
+				writeFetchPartitionTags(w, r)
 			}
 		}
 		if flexible {
@@ -99,6 +100,21 @@ func writeFetchResponse(version int16, errorCode int16, sessionID int32, results
 		w.uvarint(0) // response tagged fields
 	}
 	return w.response()
+}
+
+// writeFetchPartitionTags writes a partition's tagged fields (v12+): tag 0,
+// DivergingEpoch, when a follower's log diverged.
+func writeFetchPartitionTags(w *chunkWriter, r *fetchPartitionResult) {
+	if r.divergingEpoch == nil {
+		w.uvarint(0)
+		return
+	}
+	w.uvarint(1)  // one tagged field
+	w.uvarint(0)  // tag 0: DivergingEpoch
+	w.uvarint(13) // its size: int32, int64 and an empty tag section
+	w.int32(r.divergingEpoch.Epoch)
+	w.int64(r.divergingEpoch.EndOffset)
+	w.uvarint(0)
 }
 
 // fetchErrorResponse is a response with a top-level error and no topics.

@@ -9,6 +9,7 @@ import (
 	"github.com/samsa-streaming/samsa/internal/log"
 	"github.com/samsa-streaming/samsa/internal/metadata"
 	"github.com/samsa-streaming/samsa/internal/network"
+	"github.com/samsa-streaming/samsa/internal/partition"
 	"github.com/samsa-streaming/samsa/internal/vfs"
 )
 
@@ -48,6 +49,8 @@ func TestFetchWriterMatchesKmsg(t *testing.T) {
 		{topic: "a", topicID: metadata.UUID{1}, partition: 1, errorCode: 1, highWatermark: -1, lastStable: -1, logStartOffset: -1},
 		{topic: "b", topicID: metadata.UUID{2}, partition: 7, highWatermark: 0, lastStable: 0, logStartOffset: 0,
 			preferredReadReplica: 3, hasPreferredReadReplica: true},
+		{topic: "b", topicID: metadata.UUID{2}, partition: 8, highWatermark: 50, lastStable: 50, logStartOffset: 0,
+			divergingEpoch: &partition.EpochEndOffset{Epoch: 3, EndOffset: 42}},
 	}
 	for version := int16(4); version <= 16; version++ {
 		body := flatten(t, writeFetchResponse(version, 0, 77, results))
@@ -90,6 +93,17 @@ func TestFetchWriterMatchesKmsg(t *testing.T) {
 		// default for the field is -1.
 		if got, other := resp.Topics[1].Partitions[0].PreferredReadReplica, p.PreferredReadReplica; version >= 11 && (got != 3 || other != -1) {
 			t.Fatalf("v%d: preferred read replicas %d and %d, want 3 and -1", version, got, other)
+		}
+		// DivergingEpoch is a v12+ tagged field; older versions cannot carry it.
+		d := resp.Topics[1].Partitions[1].DivergingEpoch
+		if nd := resp.Topics[1].Partitions[0].DivergingEpoch; nd.Epoch != -1 || nd.EndOffset != -1 {
+			t.Fatalf("v%d: diverging epoch on a partition without one: %+v", version, nd)
+		}
+		switch {
+		case version >= 12 && (d.Epoch != 3 || d.EndOffset != 42):
+			t.Fatalf("v%d: diverging epoch %+v, want 3/42", version, d)
+		case version < 12 && (d.Epoch != -1 || d.EndOffset != -1):
+			t.Fatalf("v%d: diverging epoch %+v in a version without the field", version, d)
 		}
 		// Nothing is left over: the encoding is exactly one response.
 		again := resp.AppendTo(nil)

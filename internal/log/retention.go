@@ -215,7 +215,7 @@ func (l *Log) DeleteRecordsBefore(offset int64) error {
 // TruncateTo removes every batch holding offsets at or above offset (a
 // follower matching its leader). A batch straddling offset is removed whole,
 // so the log end offset may end up below offset. Offsets at or past the log
-// end are a no-op.
+// end cut no batch, only leader epochs that start at the log end.
 func (l *Log) TruncateTo(offset int64) error {
 	l.appendMu.Lock()
 	defer l.appendMu.Unlock()
@@ -225,8 +225,12 @@ func (l *Log) TruncateTo(offset int64) error {
 	if offset < 0 {
 		return fmt.Errorf("%w: cannot truncate to negative offset %d", ErrOffsetOutOfRange, offset)
 	}
-	if offset >= l.logEndOffset.Load() {
-		return nil
+	if leo := l.logEndOffset.Load(); offset >= leo {
+		// Nothing to cut, but an epoch starting at the log end holds no
+		// batch: a replica that became leader and wrote nothing before
+		// losing leadership. Its entry would make a follower claim an
+		// epoch its leader never had, so it goes, as in Kafka.
+		return l.fail(l.epochs.TruncateFromEnd(leo))
 	}
 	l.flushMu.Lock()
 	defer l.flushMu.Unlock()

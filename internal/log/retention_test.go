@@ -228,6 +228,28 @@ func TestTruncateTo(t *testing.T) {
 	checkLog(t, l2)
 }
 
+// TestTruncateToLogEndDropsEmptyEpoch: truncating at or past the log end
+// cuts no batch but drops an epoch that starts at the log end, the trace of
+// a leadership that wrote nothing.
+func TestTruncateToLogEndDropsEmptyEpoch(t *testing.T) {
+	cfg := smallConfig()
+	cfg.RetentionMs = -1
+	l, _ := retentionLog(t, cfg)
+	leo := l.LogEndOffset()
+	l.EpochCache().Assign(1, 20)
+	for _, offset := range []int64{leo, leo + 10} {
+		l.EpochCache().Assign(2, leo)
+		if err := l.TruncateTo(offset); err != nil {
+			t.Fatal(err)
+		}
+		got := l.EpochCache().Entries()
+		if l.LogEndOffset() != leo || len(got) == 0 || got[len(got)-1] != (EpochEntry{1, 20}) {
+			t.Fatalf("truncate to %d: LEO %d (was %d), epochs %v", offset, l.LogEndOffset(), leo, got)
+		}
+	}
+	checkLog(t, l)
+}
+
 func TestTruncateFullyAndStartAt(t *testing.T) {
 	cfg := smallConfig()
 	cfg.RetentionMs = -1

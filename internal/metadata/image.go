@@ -21,6 +21,9 @@ type Image struct {
 	configs map[ConfigResource]map[string]string
 	// NextProducerID is the first producer id not yet allocated to any broker.
 	NextProducerID int64
+	// features holds the finalized feature levels written by
+	// FeatureLevelRecords (features.go); absent ones are at their default.
+	features map[string]int16
 }
 
 // Topic is a topic and its partitions; Partitions[i].Partition == i.
@@ -162,7 +165,7 @@ func (img *Image) Records() []Record {
 	if img.NextProducerID > 0 {
 		recs = append(recs, &ProducerIDsRecord{BrokerID: -1, NextProducerID: img.NextProducerID})
 	}
-	return recs
+	return append(recs, img.featureRecords()...)
 }
 
 func (img *Image) clone() *Image {
@@ -174,6 +177,7 @@ func (img *Image) clone() *Image {
 		brokers:        maps.Clone(img.brokers),
 		configs:        maps.Clone(img.configs),
 		NextProducerID: img.NextProducerID,
+		features:       maps.Clone(img.features),
 	}
 }
 
@@ -248,6 +252,8 @@ func (img *Image) apply(r Record) {
 		if r.NextProducerID > img.NextProducerID {
 			img.NextProducerID = r.NextProducerID
 		}
+	case *FeatureLevelRecord:
+		img.applyFeatureLevel(r)
 	}
 }
 

@@ -41,6 +41,7 @@ const (
 	TypeConfig          RecordType = 4
 	TypePartitionChange RecordType = 5
 	TypeRemoveTopic     RecordType = 9
+	TypeFeatureLevel    RecordType = 12
 	TypeProducerIDs     RecordType = 15
 	TypeNoOp            RecordType = 23
 	TypeCluster         RecordType = 1000 // Samsa: the cluster id, written once
@@ -164,6 +165,7 @@ func (*RemoveTopicRecord) Type() RecordType     { return TypeRemoveTopic }
 func (*ProducerIDsRecord) Type() RecordType     { return TypeProducerIDs }
 func (*NoOpRecord) Type() RecordType            { return TypeNoOp }
 func (*ClusterRecord) Type() RecordType         { return TypeCluster }
+func (*FeatureLevelRecord) Type() RecordType    { return TypeFeatureLevel }
 
 const recordVersion = 0
 
@@ -213,6 +215,8 @@ func Decode(b []byte) (Record, error) {
 		r = new(ClusterRecord)
 	case TypeNoOp:
 		r = new(NoOpRecord)
+	case TypeFeatureLevel:
+		r = new(FeatureLevelRecord)
 	default:
 		return nil, fmt.Errorf("%w: unknown type %d", ErrCorrupt, typ)
 	}

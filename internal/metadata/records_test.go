@@ -18,6 +18,8 @@ func sampleRecords() []Record {
 		&PartitionChangeRecord{TopicID: UUID{1, 2, 3}, Partition: 1, Leader: &leader},
 		&ConfigRecord{ResourceType: ResourceTopic, ResourceName: "t", Name: "cleanup.policy", Value: &v},
 		&ProducerIDsRecord{BrokerID: 1, NextProducerID: 1000},
+		&FeatureLevelRecord{Name: MetadataVersionFeature, FeatureLevel: 24},
+		&FeatureLevelRecord{Name: GroupVersionFeature, FeatureLevel: 0},
 	}
 }
 

@@ -18,8 +18,11 @@ import (
 type fetchState struct {
 	p     *partition.Partition
 	epoch int32
-	// truncated is set once the log was matched to the leader's for this
-	// epoch; until then the partition is not fetched.
+	// truncated is set once the log may be fetched: it was matched to the
+	// leader's for this epoch with OffsetForLeaderEpoch, or it holds a
+	// leader epoch, which each fetch sends as last_fetched_epoch so that the
+	// leader checks it (KIP-320, truncation on fetch). Until then the
+	// partition is not fetched.
 	truncated  bool
 	delayUntil time.Time
 }
@@ -59,7 +62,8 @@ func (f *fetcher) assign(follows []partition.Follower) {
 			next[tp] = st
 			continue
 		}
-		next[tp] = &fetchState{p: fl.Partition, epoch: fl.LeaderEpoch}
+		_, hasEpoch := fl.Partition.Log.LatestEpoch()
+		next[tp] = &fetchState{p: fl.Partition, epoch: fl.LeaderEpoch, truncated: hasEpoch}
 	}
 	f.mu.parts = next
 	f.mu.Unlock()
@@ -184,28 +188,35 @@ func (f *fetcher) truncate(cl *kgo.Client, tps []log.TopicPartition, states map[
 				f.delay(st)
 				continue
 			}
-			leo := st.p.Log.LogEndOffset()
 			switch {
 			case rp.EndOffset < 0:
 				f.truncateTo(tp, st, st.p.HighWatermark(), true)
 			case rp.LeaderEpoch < 0:
-				f.truncateTo(tp, st, min(rp.EndOffset, leo), true)
+				f.truncateTo(tp, st, min(rp.EndOffset, st.p.Log.LogEndOffset()), true)
 			default:
-				epoch, end := st.p.Log.EndOffsetForEpoch(rp.LeaderEpoch)
-				switch {
-				case epoch < 0 || end < 0:
-					f.truncateTo(tp, st, min(rp.EndOffset, leo), true)
-				case epoch != rp.LeaderEpoch:
-					// Our logs diverged earlier: cut to where our epoch
-					// below the leader's ends and ask again.
-					f.truncateTo(tp, st, end, false)
-				default:
-					f.truncateTo(tp, st, min(rp.EndOffset, end), true)
-				}
+				offset, complete := truncationOffset(st.p, rp.LeaderEpoch, rp.EndOffset)
+				f.truncateTo(tp, st, offset, complete)
 			}
 		}
 	}
 	return nil
+}
+
+// truncationOffset is where a follower's log must be cut, given that the
+// leader's epoch leaderEpoch ends at leaderEnd, the largest epoch at or
+// below the one asked about (Kafka's getOffsetTruncationState). complete is
+// false when this log does not know leaderEpoch: it is cut where its own
+// largest epoch below ends, and the leader must be asked again.
+func truncationOffset(p *partition.Partition, leaderEpoch int32, leaderEnd int64) (offset int64, complete bool) {
+	leo := p.Log.LogEndOffset()
+	epoch, end := p.Log.EndOffsetForEpoch(leaderEpoch)
+	switch {
+	case epoch < 0 || end < 0:
+		return min(leaderEnd, leo), true
+	case epoch != leaderEpoch:
+		return min(end, leo), false
+	}
+	return min(leaderEnd, end, leo), true
 }
 
 func (f *fetcher) truncateTo(tp log.TopicPartition, st *fetchState, offset int64, done bool) {
@@ -301,6 +312,10 @@ func (f *fetcher) fetch(cl *kgo.Client, tps []log.TopicPartition, states map[log
 func (f *fetcher) handlePartition(tp log.TopicPartition, st *fetchState, rp *kmsg.FetchResponseTopicPartition) {
 	switch rp.ErrorCode {
 	case 0:
+		if d := rp.DivergingEpoch; d.Epoch >= 0 && d.EndOffset >= 0 {
+			f.truncateOnFetch(tp, st, d.Epoch, d.EndOffset)
+			return
+		}
 		if err := st.p.AppendAsFollower(rp.RecordBatches, rp.HighWatermark); err != nil {
 			f.m.cfg.Logger.Warn("follower append", "partition", tp, "err", err)
 			f.delay(st)
@@ -319,6 +334,22 @@ func (f *fetcher) handlePartition(tp log.TopicPartition, st *fetchState, rp *kms
 		st.truncated = false
 		f.mu.Unlock()
 	default:
+		f.delay(st)
+	}
+}
+
+// truncateOnFetch cuts the log where the leader said it diverged (a
+// DivergingEpoch in the fetch response, KIP-320), bounded by this log's own
+// epoch history, and keeps fetching: the next fetch carries the new last
+// epoch, which the leader checks again. The cut runs even at the log end,
+// dropping an epoch entry that holds no batch.
+func (f *fetcher) truncateOnFetch(tp log.TopicPartition, st *fetchState, leaderEpoch int32, leaderEnd int64) {
+	offset, _ := truncationOffset(st.p, leaderEpoch, leaderEnd)
+	leo := st.p.Log.LogEndOffset()
+	f.m.cfg.Logger.Info("truncating follower log on a diverging epoch", "partition", tp, "from", leo, "to", offset,
+		"diverging.epoch", leaderEpoch, "diverging.end.offset", leaderEnd, "leader.epoch", st.epoch)
+	if err := st.p.TruncateTo(offset); err != nil {
+		f.m.cfg.Logger.Warn("truncating follower log", "partition", tp, "err", err)
 		f.delay(st)
 	}
 }

@@ -290,6 +290,7 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 		go n.runISRChecks(ctx)
 	}
 	go n.runLiveness(ctx)
+	go n.runLeaderRebalance(ctx)
 	n.network.OpenForClients()
 	n.ready.Store(true)
 	for _, a := range n.network.Addrs() {

@@ -20,10 +20,6 @@ import (
 	"github.com/samsa-streaming/samsa/internal/txn"
 )
 
-// clusterTransactionVersion is the finalized transaction.version: KIP-890
-// transactions v2, which clients opt into (and older clients ignore).
-const clusterTransactionVersion = txn.TV2
-
 // setupTransactions creates the transaction coordinator and hands it to
 // the API handlers. Call it after the group coordinator exists.
 func (n *Node) setupTransactions(logger *slog.Logger) {
@@ -35,9 +31,13 @@ func (n *Node) setupTransactions(logger *slog.Logger) {
 			}
 			return cfg.TransactionStateLogNumPartitions
 		},
-		PartitionFor:                group.PartitionFor,
-		MaxTimeoutMs:                cfg.TransactionMaxTimeoutMs,
-		TransactionVersion:          clusterTransactionVersion,
+		PartitionFor: group.PartitionFor,
+		MaxTimeoutMs: cfg.TransactionMaxTimeoutMs,
+		// The finalized transaction.version (2, KIP-890 transactions v2,
+		// unless UpdateFeatures changed it), which clients opt into.
+		TransactionVersion: func() int8 {
+			return int8(n.controller.Image().FeatureLevel(metadata.TransactionVersionFeature))
+		},
 		TransactionalIDExpirationMs: int64(cfg.TransactionalIDExpirationMs),
 		AbortTimedOutIntervalMs:     int64(cfg.TransactionAbortTimedOutTransactionCleanupIntervalMs),
 		RemoveExpiredIntervalMs:     int64(cfg.TransactionRemoveExpiredTransactionCleanupIntervalMs),

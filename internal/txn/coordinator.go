@@ -43,8 +43,9 @@ type Config struct {
 	PartitionFor func(key string, numPartitions int32) int32
 	// MaxTimeoutMs is transaction.max.timeout.ms (900000).
 	MaxTimeoutMs int32
-	// TransactionVersion is the finalized transaction.version (2).
-	TransactionVersion int8
+	// TransactionVersion returns the finalized transaction.version (2 by
+	// default), read at each decision.
+	TransactionVersion func() int8
 	// TransactionalIDExpirationMs is transactional.id.expiration.ms (604800000).
 	TransactionalIDExpirationMs int64
 	// AbortTimedOutIntervalMs is
@@ -90,6 +91,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.PartitionFor == nil {
 		c.PartitionFor = func(string, int32) int32 { return 0 }
+	}
+	if c.TransactionVersion == nil {
+		c.TransactionVersion = func() int8 { return TV2 }
 	}
 	return c
 }
@@ -153,7 +157,7 @@ func (c *Coordinator) shardConfig() shardConfig {
 
 // TransactionVersion is the finalized transaction.version this coordinator
 // runs (advertised in ApiVersions).
-func (c *Coordinator) TransactionVersion() int8 { return c.cfg.TransactionVersion }
+func (c *Coordinator) TransactionVersion() int8 { return c.cfg.TransactionVersion() }
 
 // PartitionFor is the __transaction_state partition of a transactional id:
 // abs(javaHashCode(id)) % partitions, as Kafka computes it.

@@ -21,9 +21,10 @@ type ProducerIDAndEpoch struct {
 type shardConfig struct {
 	// maxTimeoutMs is transaction.max.timeout.ms.
 	maxTimeoutMs int32
-	// clusterTV is the finalized transaction.version: it decides the
-	// value version written and the rules of coordinator-initiated aborts.
-	clusterTV int8
+	// clusterTV returns the finalized transaction.version, which may change
+	// at any time (UpdateFeatures): it decides the value version written and
+	// the rules of coordinator-initiated aborts.
+	clusterTV func() int8
 	// idExpirationMs is transactional.id.expiration.ms.
 	idExpirationMs int64
 }
@@ -74,7 +75,7 @@ func newShard(partition, coordinatorEpoch int32, cfg shardConfig) *Shard {
 }
 
 func (s *Shard) write(m *Metadata, t Transit) *Write {
-	return &Write{TransactionalID: m.TransactionalID, Transit: t, Key: EncodeKey(m.TransactionalID), Value: EncodeValue(t, s.config.clusterTV)}
+	return &Write{TransactionalID: m.TransactionalID, Transit: t, Key: EncodeKey(m.TransactionalID), Value: EncodeValue(t, s.config.clusterTV())}
 }
 
 // replay applies a record read back from the log while loading.
@@ -205,7 +206,7 @@ func (s *Shard) fenceAndAbort(m *Metadata, nowMs int64, newProducerID func() (in
 	if err != nil {
 		return nil, kerr.ConcurrentTransactions
 	}
-	res := s.endTxn(m, fence.ProducerID, fence.ProducerEpoch, false, false, s.config.clusterTV, nowMs, newProducerID)
+	res := s.endTxn(m, fence.ProducerID, fence.ProducerEpoch, false, false, s.config.clusterTV(), nowMs, newProducerID)
 	if res.Code != nil || res.Write == nil {
 		m.pending = noState
 		return nil, cmpCode(res.Code, kerr.UnknownServerError)

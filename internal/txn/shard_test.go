@@ -19,7 +19,7 @@ type harness struct {
 }
 
 func newHarness(t *testing.T, tv int8) *harness {
-	return &harness{t: t, s: newShard(3, 7, shardConfig{maxTimeoutMs: 60000, clusterTV: tv, idExpirationMs: 1000000}), now: 1000, nextID: 100}
+	return &harness{t: t, s: newShard(3, 7, shardConfig{maxTimeoutMs: 60000, clusterTV: func() int8 { return tv }, idExpirationMs: 1000000}), now: 1000, nextID: 100}
 }
 
 func (h *harness) newPID() (int64, error) {
