@@ -26,7 +26,10 @@ import (
 	"github.com/samsa-streaming/samsa/internal/controller"
 )
 
-func init() { register(57, 0, 2, handleUpdateFeatures) }
+func init() {
+	register(57, 0, 2, handleUpdateFeatures)
+	registerController(57, 0, 2, handleUpdateFeatures)
+}
 
 func handleUpdateFeatures(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.UpdateFeaturesRequest)
