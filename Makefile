@@ -1,7 +1,7 @@
 # Project tasks. Document each target with a "## " comment after its name;
 # `make help` lists them.
 
-.PHONY: help check vet test compat bench-smoke
+.PHONY: help check vet test compat bench-smoke soak
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -21,3 +21,6 @@ compat: ## real Kafka clients against a fresh samsa node; writes compat/RESULTS.
 
 bench-smoke: ## every benchmark workload for a moment against Samsa and kfake: proves bench/ works (bench/README.md)
 	go run ./bench -smoke
+
+soak: ## the long fault runs: replication under hundreds of kills, pauses and restarts (about 10 minutes)
+	SAMSA_SOAK=1 go test -count=1 -timeout 30m -run 'TestReplicationUnderFaults' -v ./internal/clustertest/
