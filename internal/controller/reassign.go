@@ -269,11 +269,13 @@ func (c *Controller) ListPartitionReassignments(targets []PartitionRef) ([]Ongoi
 		}
 		return out, nil
 	}
+	seen := map[PartitionRef]bool{}
 	for _, ref := range targets {
 		t := img.Topic(ref.Topic)
-		if t == nil || ref.Partition < 0 || int(ref.Partition) >= len(t.Partitions) {
+		if t == nil || ref.Partition < 0 || int(ref.Partition) >= len(t.Partitions) || seen[ref] {
 			continue
 		}
+		seen[ref] = true
 		add(t, t.Partitions[ref.Partition])
 	}
 	return out, nil
