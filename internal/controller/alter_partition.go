@@ -95,6 +95,7 @@ func (c *Controller) AlterPartition(reqs []AlterPartitionRequest) ([]AlterPartit
 	after := c.image.Load()
 	for _, i := range changed {
 		p := after.TopicByID(reqs[i].TopicID).Partitions[reqs[i].Partition]
+		checkReplicaInvariants(p)
 		res := &results[i]
 		res.Leader, res.LeaderEpoch, res.ISR, res.PartitionEpoch = p.Leader, p.LeaderEpoch, p.ISR, p.PartitionEpoch
 	}

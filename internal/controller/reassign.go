@@ -80,6 +80,7 @@ func (c *Controller) AlterPartitionReassignments(reqs []Reassignment, allowRepli
 		if rec != nil {
 			recs = append(recs, rec)
 			work = work.Apply(work.Offset, []metadata.Record{rec})
+			checkReplicaInvariants(work.Topic(r.Topic).Partitions[r.Partition])
 		}
 	}
 	if err := c.commitLocked(recs); err != nil {
@@ -230,6 +231,34 @@ func (s *partitionState) record(topicID metadata.UUID, p *metadata.Partition) *m
 		return nil
 	}
 	return rec
+}
+
+// checkReplicaInvariants panics, in builds with the invariants tag, if p's
+// replica state is not one the reassignment rules can produce: adding and
+// removing replicas disjoint subsets of the replicas, the ISR within the
+// replicas, the leader in the ISR or none.
+func checkReplicaInvariants(p *metadata.Partition) {
+	if !invariantsEnabled {
+		return
+	}
+	for _, id := range p.AddingReplicas {
+		if !slices.Contains(p.Replicas, id) || slices.Contains(p.RemovingReplicas, id) {
+			panic(fmt.Sprintf("controller: partition %d adding replica %d not a replica, or also removed: %+v", p.Partition, id, p))
+		}
+	}
+	for _, id := range p.RemovingReplicas {
+		if !slices.Contains(p.Replicas, id) {
+			panic(fmt.Sprintf("controller: partition %d removing replica %d not a replica: %+v", p.Partition, id, p))
+		}
+	}
+	for _, id := range p.ISR {
+		if !slices.Contains(p.Replicas, id) {
+			panic(fmt.Sprintf("controller: partition %d ISR member %d not a replica: %+v", p.Partition, id, p))
+		}
+	}
+	if p.Leader >= 0 && !slices.Contains(p.ISR, p.Leader) {
+		panic(fmt.Sprintf("controller: partition %d leader %d outside the ISR: %+v", p.Partition, p.Leader, p))
+	}
 }
 
 // without returns ids minus the members of drop, in order.
