@@ -267,3 +267,23 @@ func TestReassignmentNotActive(t *testing.T) {
 		t.Fatal("a follower listed reassignments")
 	}
 }
+
+func TestUncleanElectionCanCompleteAReassignment(t *testing.T) {
+	_, c := reassignFixture(t)
+	reassign(t, c, []int32{4})
+	// 4 caught up while 1-3 were lost: the partition goes offline...
+	for _, id := range []int32{1, 2, 3} {
+		if err := c.ControlledShutdown(id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if p := partitionOf(c, "t"); p.Leader != -1 {
+		t.Fatalf("setup: %+v", p)
+	}
+	// ...and an unclean election of 4, the only target, completes the move.
+	results, err := c.ElectLeaders(true, []PartitionRef{{"t", 0}})
+	if err != nil || results[PartitionRef{"t", 0}] != 0 {
+		t.Fatalf("unclean election: %v %v", results, err)
+	}
+	checkPartition(t, c, wantPartition{replicas: []int32{4}, isr: []int32{4}, leader: 4})
+}

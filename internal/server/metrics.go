@@ -28,11 +28,13 @@ var (
 	descActiveController = prometheus.NewDesc("samsa_active_controller_count", "1 on the active controller (ActiveControllerCount).", nil, nil)
 	descMetadataOffset   = prometheus.NewDesc("samsa_metadata_log_offset", "Offset of the last metadata record applied.", nil, nil)
 	descTopics           = prometheus.NewDesc("samsa_topics", "Topics in the metadata image (GlobalTopicCount).", nil, nil)
+	descReassigning      = prometheus.NewDesc("samsa_reassigning_partitions",
+		"Led partitions with a reassignment in progress (ReassigningPartitions).", nil, nil)
 )
 
 func (c nodeCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descLogSize, descLogSegments, descLogEnd, descLogStart, descPartitions,
-		descUnderReplicated, descUnderMinISR, descOffline, descActiveController, descMetadataOffset, descTopics} {
+		descUnderReplicated, descUnderMinISR, descOffline, descActiveController, descMetadataOffset, descTopics, descReassigning} {
 		ch <- d
 	}
 }
@@ -48,7 +50,7 @@ func (c nodeCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	img := c.n.controller.Image()
 	minISR := int(c.n.cfg.MinInsyncReplicas)
-	var under, underMin, offline float64
+	var under, underMin, offline, reassigning float64
 	for _, name := range img.TopicNames() {
 		for _, p := range img.Topic(name).Partitions {
 			if p.Leader < 0 {
@@ -58,8 +60,13 @@ func (c nodeCollector) Collect(ch chan<- prometheus.Metric) {
 			if p.Leader != c.n.cfg.NodeID {
 				continue
 			}
-			if len(p.ISR) < len(p.Replicas) {
+			// As in Kafka, a reassignment's adding replicas do not count
+			// towards the replication factor until it completes.
+			if len(p.ISR) < len(p.Replicas)-len(p.AddingReplicas) {
 				under++
+			}
+			if p.Reassigning() {
+				reassigning++
 			}
 			if len(p.ISR) < minISR {
 				underMin++
@@ -73,4 +80,5 @@ func (c nodeCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descActiveController, prometheus.GaugeValue, 1)
 	ch <- prometheus.MustNewConstMetric(descMetadataOffset, prometheus.GaugeValue, float64(img.Offset))
 	ch <- prometheus.MustNewConstMetric(descTopics, prometheus.GaugeValue, float64(img.NumTopics()))
+	ch <- prometheus.MustNewConstMetric(descReassigning, prometheus.GaugeValue, reassigning)
 }
