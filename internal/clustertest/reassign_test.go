@@ -75,6 +75,30 @@ func replicasAre(nodes []*Node, topic string, partition int32, replicas []int32)
 	return nil
 }
 
+// listReassignmentsAt asks one node (only) for every reassignment in
+// progress.
+func listReassignmentsAt(ctx context.Context, addr string) ([]kmsg.ListPartitionReassignmentsResponseTopicPartition, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	resp, err := kmsg.NewPtrListPartitionReassignmentsRequest().RequestWith(ctx, cl.SeedBrokers()[0])
+	if err != nil {
+		return nil, err
+	}
+	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
+		return nil, err
+	}
+	var out []kmsg.ListPartitionReassignmentsResponseTopicPartition
+	for _, rt := range resp.Topics {
+		out = append(out, rt.Partitions...)
+	}
+	return out, nil
+}
+
 // logBytes is the concatenation of a replica's segment files: records
 // appended byte for byte are equal here even if segments rolled apart.
 func logBytes(t *testing.T, n *Node, topic string, partition int32) []byte {
@@ -138,7 +162,7 @@ func TestReassignmentUnderLoad(t *testing.T) {
 
 	producer := acksAllProducer(t, c, kgo.MaxBufferedRecords(4000), kgo.RecordDeliveryTimeout(40*time.Second))
 	// Some data already there (incompressible), so the new replica has a
-	// log of a few megabytes to copy.
+	// log of about 20 MB to copy.
 	rng := rand.New(rand.NewPCG(1, 2))
 	var mu sync.Mutex
 	var acked []int
@@ -162,12 +186,14 @@ func TestReassignmentUnderLoad(t *testing.T) {
 			acked = append(acked, s)
 		})
 	}
-	for range 5000 {
+	testStart, prefillStart := time.Now(), time.Now()
+	for range 20000 {
 		produce()
 	}
 	if err := producer.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
+	prefill := time.Since(prefillStart)
 
 	// Keep writing throughout the move.
 	stop := make(chan struct{})
@@ -190,6 +216,7 @@ func TestReassignmentUnderLoad(t *testing.T) {
 	// First a move that cannot finish, since broker 4 is down: it stays in
 	// progress until cancelled, and the cancel reverts it (to the merged
 	// replica order minus the replica it was adding, as Kafka does).
+	cancelStart := time.Now()
 	c.Nodes[3].Stop()
 	var attempt kadm.AlterPartitionAssignmentsReq
 	attempt.Assign(topic, 0, []int32{2, 3, 4})
@@ -207,6 +234,17 @@ func TestReassignmentUnderLoad(t *testing.T) {
 	if r, ok := list[topic][0]; !ok || !slices.Equal(r.Replicas, []int32{2, 3, 4, 1}) || !slices.Equal(r.AddingReplicas, []int32{4}) || !slices.Equal(r.RemovingReplicas, []int32{1}) {
 		t.Fatalf("listed %+v, want replicas 2,3,4,1 adding 4 removing 1", list)
 	}
+	// Every node answers the same, the ones that are not the active
+	// controller by forwarding.
+	for _, n := range c.Nodes[:3] {
+		got, err := listReassignmentsAt(ctx, n.Addr())
+		if err != nil {
+			t.Fatalf("list at %s: %v", n.Addr(), err)
+		}
+		if len(got) != 1 || !slices.Equal(got[0].Replicas, []int32{2, 3, 4, 1}) {
+			t.Fatalf("list at %s: %+v", n.Addr(), got)
+		}
+	}
 	var undo kadm.AlterPartitionAssignmentsReq
 	undo.CancelAssign(topic, 0)
 	if resp, err = adm.AlterPartitionAssignments(ctx, undo); err != nil || resp[topic][0].Err != nil {
@@ -223,6 +261,8 @@ func TestReassignmentUnderLoad(t *testing.T) {
 		}
 		return replicasAre(c.Nodes, topic, 0, []int32{2, 3, 1})
 	})
+
+	cancelPhase := time.Since(cancelStart)
 
 	started := time.Now()
 	var req kadm.AlterPartitionAssignmentsReq
@@ -306,13 +346,16 @@ func TestReassignmentUnderLoad(t *testing.T) {
 	if lost > 0 || duplicated > 0 || reordered > 0 {
 		t.Fatalf("%d acknowledged records lost, %d duplicated, %d reordered", lost, duplicated, reordered)
 	}
-	if ackedCount < 5000 {
+	if ackedCount < 20000 {
 		t.Fatalf("only %d records acknowledged", ackedCount)
 	}
 
-	// Every target replica holds the same bytes.
+	// Every target replica holds the same bytes. The nodes are killed
+	// rather than stopped one by one: what they wrote stays in the files,
+	// and a graceful stop of the last nodes, with the quorum gone, waits
+	// for a controlled shutdown that cannot commit.
 	for _, n := range c.Nodes {
-		n.Stop()
+		n.Kill()
 	}
 	want := logBytes(t, c.Nodes[1], topic, 0)
 	if len(want) == 0 {
@@ -323,5 +366,6 @@ func TestReassignmentUnderLoad(t *testing.T) {
 			t.Errorf("node %d holds %d log bytes, node 2 %d; they differ", id, len(got), len(want))
 		}
 	}
-	t.Logf("target replicas byte-identical: %d log bytes each", len(want))
+	t.Logf("target replicas byte-identical: %d log bytes each; phases: 20000-record prefill %v, cancelled move with broker 4 down and back %v, test after cluster start %v",
+		len(want), prefill.Round(time.Millisecond), cancelPhase.Round(time.Millisecond), time.Since(testStart).Round(time.Millisecond))
 }
