@@ -99,6 +99,32 @@ func listReassignmentsAt(ctx context.Context, addr string) ([]kmsg.ListPartition
 	return out, nil
 }
 
+// createAssignedTopic creates a one-partition topic on replicas (the first
+// leads) with min.insync.replicas minISR.
+func createAssignedTopic(t *testing.T, ctx context.Context, cl *kgo.Client, topic string, replicas []int32, minISR string) {
+	t.Helper()
+	WaitFor(t, 30*time.Second, func() error {
+		req := kmsg.NewPtrCreateTopicsRequest()
+		rt := kmsg.NewCreateTopicsRequestTopic()
+		rt.Topic, rt.NumPartitions, rt.ReplicationFactor = topic, -1, -1
+		ra := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
+		ra.Partition, ra.Replicas = 0, replicas
+		rt.ReplicaAssignment = append(rt.ReplicaAssignment, ra)
+		rc := kmsg.NewCreateTopicsRequestTopicConfig()
+		rc.Name, rc.Value = "min.insync.replicas", &minISR
+		rt.Configs = append(rt.Configs, rc)
+		req.Topics = append(req.Topics, rt)
+		resp, err := req.RequestWith(ctx, cl)
+		if err != nil {
+			return err
+		}
+		if err := kerr.ErrorForCode(resp.Topics[0].ErrorCode); err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+			return err
+		}
+		return nil
+	})
+}
+
 // logBytes is the concatenation of a replica's segment files: records
 // appended byte for byte are equal here even if segments rolled apart.
 func logBytes(t *testing.T, n *Node, topic string, partition int32) []byte {
@@ -124,7 +150,8 @@ func logBytes(t *testing.T, n *Node, topic string, partition int32) []byte {
 // sequence-numbered records to it; then every acknowledged record must be
 // in the log exactly once, in order, every target replica must hold the
 // same bytes, and the removed replica must have deleted its log. Before
-// that, a move towards a stopped broker is cancelled.
+// that, a move towards a stopped broker is cancelled; after it, a replica
+// removed while its broker is down deletes its log when the broker is back.
 func TestReassignmentUnderLoad(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts server processes")
@@ -137,27 +164,7 @@ func TestReassignmentUnderLoad(t *testing.T) {
 	adm := kadm.NewClient(admClient)
 
 	// RF=3 on {1,2,3}, led by 1.
-	WaitFor(t, 30*time.Second, func() error {
-		req := kmsg.NewPtrCreateTopicsRequest()
-		rt := kmsg.NewCreateTopicsRequestTopic()
-		rt.Topic, rt.NumPartitions, rt.ReplicationFactor = topic, -1, -1
-		ra := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
-		ra.Partition, ra.Replicas = 0, []int32{1, 2, 3}
-		rt.ReplicaAssignment = append(rt.ReplicaAssignment, ra)
-		minISR := "2"
-		rc := kmsg.NewCreateTopicsRequestTopicConfig()
-		rc.Name, rc.Value = "min.insync.replicas", &minISR
-		rt.Configs = append(rt.Configs, rc)
-		req.Topics = append(req.Topics, rt)
-		resp, err := req.RequestWith(ctx, admClient)
-		if err != nil {
-			return err
-		}
-		if err := kerr.ErrorForCode(resp.Topics[0].ErrorCode); err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
-			return err
-		}
-		return nil
-	})
+	createAssignedTopic(t, ctx, admClient, topic, []int32{1, 2, 3}, "2")
 	waitReplicas(t, c, topic, 0, []int32{1, 2, 3}, 30*time.Second)
 
 	producer := acksAllProducer(t, c, kgo.MaxBufferedRecords(4000), kgo.RecordDeliveryTimeout(40*time.Second))
@@ -349,6 +356,32 @@ func TestReassignmentUnderLoad(t *testing.T) {
 	if ackedCount < 20000 {
 		t.Fatalf("only %d records acknowledged", ackedCount)
 	}
+
+	// A replica removed while its broker is down (Kafka's stray replica)
+	// deletes its log once the broker is back.
+	createAssignedTopic(t, ctx, admClient, "stray", []int32{4, 1}, "1")
+	if err := produceSync(ctx, producer, "stray", 0, "x"); err != nil {
+		t.Fatal(err)
+	}
+	waitReplicas(t, c, "stray", 0, []int32{4, 1}, 30*time.Second)
+	strayDir := filepath.Join(c.Nodes[0].Dir, "data", "stray-0")
+	if _, err := os.Stat(strayDir); err != nil {
+		t.Fatalf("node 1 has no log for its replica: %v", err)
+	}
+	c.Nodes[0].Stop()
+	var shrink kadm.AlterPartitionAssignmentsReq
+	shrink.Assign("stray", 0, []int32{4})
+	if resp, err = adm.AlterPartitionAssignments(ctx, shrink); err != nil || resp["stray"][0].Err != nil {
+		t.Fatalf("shrink stray: %v %v", err, resp["stray"][0].Err)
+	}
+	WaitFor(t, 30*time.Second, func() error { return replicasAre(c.Nodes[1:], "stray", 0, []int32{4}) })
+	c.Nodes[0].Start()
+	WaitFor(t, 30*time.Second, func() error {
+		if _, err := os.Stat(strayDir); !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("%s still exists (%v)", strayDir, err)
+		}
+		return nil
+	})
 
 	// Every target replica holds the same bytes. The nodes are killed
 	// rather than stopped one by one: what they wrote stays in the files,
