@@ -13,7 +13,8 @@ package api
 //   - Per partition: UNKNOWN_TOPIC_OR_PARTITION for an unknown topic or
 //     partition; INVALID_REPLICA_ASSIGNMENT for an empty target, a broker
 //     listed twice or one never registered (fenced brokers are accepted),
-//     or a cancel that would need an unclean leader election.
+//     or a cancel that would need an unclean leader election (refused
+//     whatever unclean.leader.election.enable says).
 //   - v1 adds AllowReplicationFactorChange: false refuses a target of
 //     another size with INVALID_REPLICATION_FACTOR (v0 always allows it).
 //   - The call returns once the change is committed, not once data moved;

@@ -20,6 +20,12 @@ package controller
 // shrink) completes at once. Cancelling (null replicas) reverts to the
 // replicas before it, minus the ones it was adding. Everything here is a
 // decision over the image, with no clock or goroutine.
+//
+// Unlike Kafka, removing replicas does not bump the leader epoch when the
+// leader stays: a removed replica stops fetching and deletes its log as
+// soon as it applies the change, and the leader forgets it (package
+// partition), so there is nothing to fence. A cancel that would leave no
+// ISR is refused even where unclean.leader.election.enable would allow it.
 
 import (
 	"fmt"
