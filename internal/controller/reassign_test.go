@@ -287,3 +287,25 @@ func TestUncleanElectionCanCompleteAReassignment(t *testing.T) {
 	}
 	checkPartition(t, c, wantPartition{replicas: []int32{4}, isr: []int32{4}, leader: 4})
 }
+
+// TestReassignmentSurvivesControllerFailover restores a snapshot taken mid
+// move on another controller, which completes it.
+func TestReassignmentSurvivesControllerFailover(t *testing.T) {
+	j, c := reassignFixture(t)
+	reassign(t, c, []int32{2, 3, 4})
+	snapshot, offset, err := c.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := New(Config{NodeID: 2}, j)
+	if err := next.Restore(snapshot, offset); err != nil {
+		t.Fatal(err)
+	}
+	if list, err := next.ListPartitionReassignments(nil); err != nil || len(list) != 1 {
+		t.Fatalf("restored controller lists %+v, %v", list, err)
+	}
+	if res := alterISR(t, next, []int32{1, 2, 3, 4}); res.Err != kerr.NewLeaderElected {
+		t.Fatalf("completion on the new controller: %v", res.Err)
+	}
+	checkPartition(t, next, wantPartition{replicas: []int32{2, 3, 4}, isr: []int32{2, 3, 4}, leader: 2})
+}
