@@ -13,6 +13,9 @@ package api
 //     INVALID_UPDATE_VERSION, a fenced or non-replica member
 //     INELIGIBLE_REPLICA. A success answers the new ISR and partition
 //     epoch, which the leader adopts.
+//   - An ISR change that completes a partition reassignment and moves
+//     leadership away from the asking leader answers NEW_LEADER_ELECTED
+//     (FENCED_LEADER_EPOCH before v2); the change is committed.
 //   - LeaderRecoveryState is always 0 (unclean election is off).
 
 import (
@@ -73,6 +76,9 @@ func handleAlterPartition(b *Broker, c *call, r kmsg.Request) {
 				sp.ErrorCode = res.Err.Code
 				if res.Err == kerr.UnknownTopicOrPartition && c.version >= 2 {
 					sp.ErrorCode = kerr.UnknownTopicID.Code
+				}
+				if res.Err == kerr.NewLeaderElected && c.version < 2 {
+					sp.ErrorCode = kerr.FencedLeaderEpoch.Code
 				}
 				continue
 			}

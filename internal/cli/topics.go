@@ -19,12 +19,16 @@ func newTopicsCommand(opts *globalOptions) *cobra.Command {
   samsa topics create orders --partitions 6 --replication-factor 3 --config retention.ms=86400000
   samsa topics describe orders
   samsa topics alter orders --partitions 12
+  samsa topics reassign orders --partition 0 --replicas 2,3,4
+  samsa topics reassignments
   samsa topics delete orders`)
 	cmd.AddCommand(
 		newTopicsListCommand(opts),
 		newTopicsCreateCommand(opts),
 		newTopicsDescribeCommand(opts),
 		newTopicsAlterCommand(opts),
+		newTopicsReassignCommand(opts),
+		newTopicsReassignmentsCommand(opts),
 		newTopicsDeleteCommand(opts),
 	)
 	return cmd

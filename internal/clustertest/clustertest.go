@@ -270,7 +270,9 @@ type Cluster struct {
 	Network *Network
 }
 
-// StartCluster starts n combined nodes (node.id 1..n) whose controllers
+// StartCluster starts n nodes (node.id 1..n), combined brokers and
+// controllers (with an even n the last is a broker only, see
+// StartClusterEach), whose controllers
 // form the quorum, and waits until every one accepts connections.
 func StartCluster(t testing.TB, n int, overrides ...string) *Cluster {
 	t.Helper()
@@ -283,9 +285,15 @@ func StartCluster(t testing.TB, n int, overrides ...string) *Cluster {
 func StartClusterEach(t testing.TB, n int, each func(i int) []string, overrides ...string) *Cluster {
 	t.Helper()
 	c := &Cluster{}
-	controllerPorts := make([]int, n)
+	// A quorum needs an odd number of voters: with an even n the last node
+	// is a broker only (process.roles=broker), following the metadata log.
+	voterCount := n
+	if n%2 == 0 {
+		voterCount = n - 1
+	}
+	controllerPorts := make([]int, voterCount)
 	voters := ""
-	for i := range n {
+	for i := range voterCount {
 		controllerPorts[i] = FreePort(t)
 		if i > 0 {
 			voters += ","
@@ -294,12 +302,20 @@ func StartClusterEach(t testing.TB, n int, each func(i int) []string, overrides 
 	}
 	for i := range n {
 		node := &Node{t: t, Dir: t.TempDir(), Port: FreePort(t)}
-		node.overrides = append(append([]string{
+		own := []string{
 			"node.id=" + strconv.Itoa(i+1),
-			"process.roles=broker,controller",
-			fmt.Sprintf("listeners=PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d", node.Port, controllerPorts[i]),
-			"advertised.listeners=PLAINTEXT://127.0.0.1:" + strconv.Itoa(node.Port),
-		}, clusterOverrides(voters)...), overrides...)
+			"process.roles=broker",
+			"listeners=PLAINTEXT://127.0.0.1:" + strconv.Itoa(node.Port),
+		}
+		if i < voterCount {
+			own = []string{
+				"node.id=" + strconv.Itoa(i+1),
+				"process.roles=broker,controller",
+				fmt.Sprintf("listeners=PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d", node.Port, controllerPorts[i]),
+				"advertised.listeners=PLAINTEXT://127.0.0.1:" + strconv.Itoa(node.Port),
+			}
+		}
+		node.overrides = append(append(own, clusterOverrides(voters)...), overrides...)
 		if each != nil {
 			node.overrides = append(node.overrides, each(i)...)
 		}

@@ -41,7 +41,10 @@ type AlterPartitionResult struct {
 //     stale ISR;
 //   - an ISR without the leader, with a non-replica or with a fenced broker
 //     answers INELIGIBLE_REPLICA (INVALID_REQUEST for an empty one);
-//   - the ISR already as asked answers success without a record.
+//   - the ISR already as asked answers success without a record;
+//   - an ISR that completes a reassignment commits its completion too
+//     (reassign.go), answering NEW_LEADER_ELECTED if it moved leadership
+//     away from the asking leader.
 //
 // Go errors are failures to commit (ErrNotActive on a follower).
 func (c *Controller) AlterPartition(reqs []AlterPartitionRequest) ([]AlterPartitionResult, error) {
@@ -70,7 +73,20 @@ func (c *Controller) AlterPartition(reqs []AlterPartitionRequest) ([]AlterPartit
 		if slices.Equal(p.ISR, r.NewISR) {
 			continue
 		}
-		recs = append(recs, &metadata.PartitionChangeRecord{TopicID: r.TopicID, Partition: r.Partition, ISR: slices.Clone(r.NewISR)})
+		rec := &metadata.PartitionChangeRecord{TopicID: r.TopicID, Partition: r.Partition, ISR: slices.Clone(r.NewISR)}
+		// An ISR that holds every replica a reassignment is adding
+		// completes it in the same record (reassign.go).
+		next := partitionState{replicas: p.Replicas, isr: rec.ISR, adding: p.AddingReplicas, removing: p.RemovingReplicas, leader: p.Leader}
+		if next.maybeComplete(img) {
+			rec = next.record(r.TopicID, p)
+			if next.leader != p.Leader {
+				// The leader asking was removed: the change is made, and
+				// the leader learns it leads no more (Kafka answers
+				// NEW_LEADER_ELECTED, or FENCED_LEADER_EPOCH before v2).
+				res.Err = kerr.NewLeaderElected
+			}
+		}
+		recs = append(recs, rec)
 		changed = append(changed, i)
 	}
 	if err := c.commitLocked(recs); err != nil {
@@ -79,6 +95,7 @@ func (c *Controller) AlterPartition(reqs []AlterPartitionRequest) ([]AlterPartit
 	after := c.image.Load()
 	for _, i := range changed {
 		p := after.TopicByID(reqs[i].TopicID).Partitions[reqs[i].Partition]
+		checkReplicaInvariants(p)
 		res := &results[i]
 		res.Leader, res.LeaderEpoch, res.ISR, res.PartitionEpoch = p.Leader, p.LeaderEpoch, p.ISR, p.PartitionEpoch
 	}

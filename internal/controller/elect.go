@@ -81,6 +81,12 @@ func (c *Controller) ElectLeaders(unclean bool, targets []PartitionRef) (map[Par
 		change := &metadata.PartitionChangeRecord{TopicID: t.ID, Partition: p.Partition, Leader: &leader}
 		if !slices.Contains(p.ISR, leader) {
 			change.ISR = []int32{leader}
+			// An unclean leader may be the last replica a reassignment
+			// was waiting for.
+			next := partitionState{replicas: p.Replicas, isr: change.ISR, adding: p.AddingReplicas, removing: p.RemovingReplicas, leader: leader}
+			if next.maybeComplete(img) {
+				change = next.record(t.ID, p)
+			}
 		}
 		recs = append(recs, change)
 		results[ref] = 0

@@ -314,7 +314,7 @@ func (c *Controller) CreatePartitions(name string, count int32, assignments [][]
 	if count == current {
 		return fail(name, kerr.InvalidPartitions, "Topic already has %d partition(s).", current)
 	}
-	factor := int16(len(t.Partitions[0].Replicas))
+	factor := int16(len(t.Partitions[0].TargetReplicas()))
 	var planned [][]int32
 	if len(assignments) > 0 {
 		if int32(len(assignments)) != count-current {

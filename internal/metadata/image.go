@@ -41,6 +41,30 @@ type Partition struct {
 	Leader         int32
 	LeaderEpoch    int32
 	PartitionEpoch int32
+	// AddingReplicas and RemovingReplicas describe a reassignment in
+	// progress (KIP-455); both are empty when none is.
+	// Invariant: AddingReplicas and RemovingReplicas are disjoint subsets
+	// of Replicas.
+	AddingReplicas   []int32
+	RemovingReplicas []int32
+}
+
+// Reassigning reports whether a reassignment of the partition is in
+// progress.
+func (p *Partition) Reassigning() bool {
+	return len(p.AddingReplicas) > 0 || len(p.RemovingReplicas) > 0
+}
+
+// TargetReplicas is the replica set the partition is headed for: Replicas
+// without the replicas a reassignment is removing.
+func (p *Partition) TargetReplicas() []int32 {
+	out := make([]int32, 0, len(p.Replicas))
+	for _, r := range p.Replicas {
+		if !slices.Contains(p.RemovingReplicas, r) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // Broker is a registered broker.
@@ -138,7 +162,8 @@ func (img *Image) Records() []Record {
 				continue
 			}
 			recs = append(recs, &PartitionRecord{TopicID: t.ID, Partition: p.Partition, Replicas: p.Replicas, ISR: p.ISR,
-				Leader: p.Leader, LeaderEpoch: p.LeaderEpoch, PartitionEpoch: p.PartitionEpoch})
+				Leader: p.Leader, LeaderEpoch: p.LeaderEpoch, PartitionEpoch: p.PartitionEpoch,
+				AddingReplicas: p.AddingReplicas, RemovingReplicas: p.RemovingReplicas})
 		}
 	}
 	resources := make([]ConfigResource, 0, len(img.configs))
@@ -201,6 +226,7 @@ func (img *Image) apply(r Record) {
 		p := &Partition{
 			Partition: r.Partition, Replicas: r.Replicas, ISR: r.ISR,
 			Leader: r.Leader, LeaderEpoch: r.LeaderEpoch, PartitionEpoch: r.PartitionEpoch,
+			AddingReplicas: r.AddingReplicas, RemovingReplicas: r.RemovingReplicas,
 		}
 		for int(r.Partition) >= len(t.Partitions) {
 			t.Partitions = append(t.Partitions, nil)
@@ -221,6 +247,7 @@ func (img *Image) apply(r Record) {
 		}
 		if r.Replicas != nil {
 			p.Replicas = r.Replicas
+			p.AddingReplicas, p.RemovingReplicas = r.AddingReplicas, r.RemovingReplicas
 		}
 		p.PartitionEpoch++
 		t.Partitions[r.Partition] = &p

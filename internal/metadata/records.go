@@ -13,12 +13,32 @@
 // metadata log (the key is null):
 //
 //	uvarint  record type (see RecordType)
-//	uvarint  record version (every type is at version 0 so far)
+//	uvarint  record version (see below)
 //	bytes    the record's fields as a JSON object, to the end of the value
 //
 // JSON keeps the records readable with `samsa dump-log` and lets fields be
 // added compatibly; a decoder refuses unknown types and versions it does not
 // know, so a newer log is never half-understood.
+//
+// # Record versions
+//
+// Every type is at version 0 except these:
+//
+//	PartitionRecord, PartitionChangeRecord
+//	  v0  the fields without reassignment state
+//	  v1  adds "addingReplicas" and "removingReplicas" (KIP-455): the
+//	      replicas a partition reassignment is adding and removing; the
+//	      reassignment's target is replicas minus removingReplicas
+//
+// A record is written at the lowest version that holds it: a partition
+// record with no reassignment in progress is still version 0, so a log in
+// which no reassignment ever ran stays readable by a decoder that knows
+// only version 0. A version 0 record carrying version 1 fields is corrupt.
+//
+// In a PartitionChangeRecord, "replicas" absent means unchanged; present,
+// it replaces the replica set together with "addingReplicas" and
+// "removingReplicas" (absent: none), so one record starts, completes or
+// cancels a reassignment.
 package metadata
 
 import (
@@ -64,6 +84,10 @@ func (u UUID) MarshalText() ([]byte, error) { return []byte(u.String()), nil }
 
 // UnmarshalText implements encoding.TextUnmarshaler.
 func (u *UUID) UnmarshalText(b []byte) error {
+	// Decode writes as many bytes as the text holds: check the length first.
+	if base64.RawURLEncoding.DecodedLen(len(b)) != len(u) {
+		return fmt.Errorf("%w: bad uuid %q", ErrCorrupt, b)
+	}
 	n, err := base64.RawURLEncoding.Decode(u[:], b)
 	if err != nil || n != 16 {
 		return fmt.Errorf("%w: bad uuid %q", ErrCorrupt, b)
@@ -106,16 +130,24 @@ type PartitionRecord struct {
 	Leader         int32   `json:"leader"`
 	LeaderEpoch    int32   `json:"leaderEpoch"`
 	PartitionEpoch int32   `json:"partitionEpoch"`
+	// AddingReplicas and RemovingReplicas (version 1) are the reassignment
+	// in progress, if any.
+	AddingReplicas   []int32 `json:"addingReplicas,omitempty"`
+	RemovingReplicas []int32 `json:"removingReplicas,omitempty"`
 }
 
-// PartitionChangeRecord changes the leader or ISR of a partition. Nil fields
-// are unchanged.
+// PartitionChangeRecord changes the leader, ISR or replicas of a partition.
+// Nil fields are unchanged, except that a record setting Replicas also sets
+// AddingReplicas and RemovingReplicas (nil: none).
 type PartitionChangeRecord struct {
 	TopicID   UUID    `json:"topicId"`
 	Partition int32   `json:"partitionId"`
 	Leader    *int32  `json:"leader,omitempty"`
 	ISR       []int32 `json:"isr,omitempty"`
 	Replicas  []int32 `json:"replicas,omitempty"`
+	// AddingReplicas and RemovingReplicas (version 1) go with Replicas.
+	AddingReplicas   []int32 `json:"addingReplicas,omitempty"`
+	RemovingReplicas []int32 `json:"removingReplicas,omitempty"`
 }
 
 // Config resource types, as in DescribeConfigs.
@@ -167,16 +199,39 @@ func (*NoOpRecord) Type() RecordType            { return TypeNoOp }
 func (*ClusterRecord) Type() RecordType         { return TypeCluster }
 func (*FeatureLevelRecord) Type() RecordType    { return TypeFeatureLevel }
 
-const recordVersion = 0
+// maxRecordVersion is the newest version of each record type this decoder
+// knows; types not listed are at version 0.
+var maxRecordVersion = map[RecordType]uint64{
+	TypePartition:       1,
+	TypePartitionChange: 1,
+}
+
+// recordVersion is the lowest version that holds r.
+func recordVersion(r Record) uint64 {
+	switch r := r.(type) {
+	case *PartitionRecord:
+		if len(r.AddingReplicas) > 0 || len(r.RemovingReplicas) > 0 {
+			return 1
+		}
+	case *PartitionChangeRecord:
+		if len(r.AddingReplicas) > 0 || len(r.RemovingReplicas) > 0 {
+			return 1
+		}
+	}
+	return 0
+}
 
 // Encode appends the encoding of r to dst.
 func Encode(dst []byte, r Record) ([]byte, error) {
+	if c, ok := r.(*PartitionChangeRecord); ok && len(c.Replicas) == 0 && (len(c.AddingReplicas) > 0 || len(c.RemovingReplicas) > 0) {
+		return dst, fmt.Errorf("metadata: encode %T: adding or removing replicas without replicas", r)
+	}
 	body, err := json.Marshal(r)
 	if err != nil {
 		return dst, fmt.Errorf("metadata: encode %T: %w", r, err)
 	}
 	dst = binary.AppendUvarint(dst, uint64(r.Type()))
-	dst = binary.AppendUvarint(dst, recordVersion)
+	dst = binary.AppendUvarint(dst, recordVersion(r))
 	return append(dst, body...), nil
 }
 
@@ -192,7 +247,7 @@ func Decode(b []byte) (Record, error) {
 		return nil, fmt.Errorf("%w: bad version varint", ErrCorrupt)
 	}
 	b = b[n:]
-	if version != recordVersion {
+	if version > maxRecordVersion[RecordType(typ)] {
 		return nil, fmt.Errorf("%w: type %d version %d unknown", ErrCorrupt, typ, version)
 	}
 	var r Record
@@ -222,6 +277,12 @@ func Decode(b []byte) (Record, error) {
 	}
 	if err := json.Unmarshal(b, r); err != nil {
 		return nil, fmt.Errorf("%w: type %d: %v", ErrCorrupt, typ, err)
+	}
+	if recordVersion(r) > version {
+		return nil, fmt.Errorf("%w: type %d version %d carries fields of version %d", ErrCorrupt, typ, version, recordVersion(r))
+	}
+	if c, ok := r.(*PartitionChangeRecord); ok && len(c.Replicas) == 0 && (len(c.AddingReplicas) > 0 || len(c.RemovingReplicas) > 0) {
+		return nil, fmt.Errorf("%w: partition change with adding or removing replicas but no replicas", ErrCorrupt)
 	}
 	return r, nil
 }

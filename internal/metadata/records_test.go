@@ -20,6 +20,7 @@ func sampleRecords() []Record {
 		&ProducerIDsRecord{BrokerID: 1, NextProducerID: 1000},
 		&FeatureLevelRecord{Name: MetadataVersionFeature, FeatureLevel: 24},
 		&FeatureLevelRecord{Name: GroupVersionFeature, FeatureLevel: 0},
+		&PartitionChangeRecord{TopicID: UUID{1, 2, 3}, Partition: 0, Replicas: []int32{2, 1}, AddingReplicas: []int32{2}, RemovingReplicas: []int32{1}},
 	}
 }
 
@@ -129,4 +130,90 @@ func FuzzDecodeSnapshot(f *testing.F) {
 			t.Fatalf("re-encoded snapshot does not decode: %v", err)
 		}
 	})
+}
+
+// TestRecordVersions pins the version each partition record is written at
+// and that version 0 records written before reassignments existed still
+// decode.
+func TestRecordVersions(t *testing.T) {
+	id := UUID{1, 2, 3}
+	cases := []struct {
+		r       Record
+		version byte
+	}{
+		{&PartitionRecord{TopicID: id, Replicas: []int32{1}, ISR: []int32{1}, Leader: 1}, 0},
+		{&PartitionRecord{TopicID: id, Replicas: []int32{1, 2}, ISR: []int32{1}, Leader: 1, AddingReplicas: []int32{2}}, 1},
+		{&PartitionChangeRecord{TopicID: id, ISR: []int32{1}}, 0},
+		{&PartitionChangeRecord{TopicID: id, Replicas: []int32{2}}, 0},
+		{&PartitionChangeRecord{TopicID: id, Replicas: []int32{2, 1}, RemovingReplicas: []int32{1}}, 1},
+	}
+	for _, tc := range cases {
+		b, err := Encode(nil, tc.r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b[1] != tc.version {
+			t.Errorf("%+v written at version %d, want %d", tc.r, b[1], tc.version)
+		}
+	}
+	// Bytes as version 0 wrote them.
+	old := append([]byte{byte(TypePartitionChange), 0}, `{"topicId":"AQIDAAAAAAAAAAAAAAAAAA","partitionId":0,"isr":[1,2]}`...)
+	r, err := Decode(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := r.(*PartitionChangeRecord); !reflect.DeepEqual(c.ISR, []int32{1, 2}) || c.TopicID != id {
+		t.Fatalf("old record decoded as %+v", c)
+	}
+	for _, bad := range []string{
+		// Version 0 carrying version 1 fields.
+		`{"topicId":"AQIDAAAAAAAAAAAAAAAAAA","partitionId":0,"replicas":[1,2],"addingReplicas":[2]}`,
+	} {
+		if _, err := Decode(append([]byte{byte(TypePartitionChange), 0}, bad...)); err == nil {
+			t.Errorf("version 0 record %s decoded", bad)
+		}
+	}
+	// Adding replicas without the replica set they belong to.
+	bad := append([]byte{byte(TypePartitionChange), 1}, `{"topicId":"AQIDAAAAAAAAAAAAAAAAAA","partitionId":0,"addingReplicas":[2]}`...)
+	if _, err := Decode(bad); err == nil {
+		t.Error("adding replicas without replicas decoded")
+	}
+	if _, err := Decode(append([]byte{byte(TypeTopic), 1}, `{}`...)); err == nil {
+		t.Error("topic record version 1 decoded")
+	}
+}
+
+func TestImageReassignmentState(t *testing.T) {
+	id := UUID{1, 2, 3}
+	img := EmptyImage().Apply(0, []Record{
+		&TopicRecord{Name: "t", TopicID: id},
+		&PartitionRecord{TopicID: id, Partition: 0, Replicas: []int32{1, 2}, ISR: []int32{1, 2}, Leader: 1},
+	})
+	img = img.Apply(1, []Record{&PartitionChangeRecord{TopicID: id, Partition: 0, Replicas: []int32{2, 3, 1}, AddingReplicas: []int32{3}, RemovingReplicas: []int32{1}}})
+	p := img.Topic("t").Partitions[0]
+	if !p.Reassigning() || !reflect.DeepEqual(p.TargetReplicas(), []int32{2, 3}) {
+		t.Fatalf("reassigning partition %+v", p)
+	}
+	// An ISR change leaves the reassignment as it was.
+	img = img.Apply(2, []Record{&PartitionChangeRecord{TopicID: id, Partition: 0, ISR: []int32{1, 2, 3}}})
+	if p := img.Topic("t").Partitions[0]; !p.Reassigning() {
+		t.Fatalf("ISR change ended the reassignment: %+v", p)
+	}
+	// The snapshot keeps it.
+	b, err := EncodeSnapshot(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := DecodeSnapshot(b, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back.Topic("t").Partitions[0], img.Topic("t").Partitions[0]) {
+		t.Fatalf("snapshot: %+v, want %+v", back.Topic("t").Partitions[0], img.Topic("t").Partitions[0])
+	}
+	// A record setting replicas alone ends it.
+	img = img.Apply(3, []Record{&PartitionChangeRecord{TopicID: id, Partition: 0, Replicas: []int32{2, 3}, ISR: []int32{2, 3}}})
+	if p := img.Topic("t").Partitions[0]; p.Reassigning() || !reflect.DeepEqual(p.Replicas, []int32{2, 3}) {
+		t.Fatalf("completed partition %+v", p)
+	}
 }

@@ -193,15 +193,24 @@ func (m *Manager) Reconcile(old, img *metadata.Image) error {
 	if err := m.reconcileFollowersLocked(img); err != nil && firstErr == nil {
 		firstErr = err
 	}
-	// Logs on disk for topics that no longer exist (deleted while down).
+	// Logs on disk for topics that no longer exist (deleted while down),
+	// or of partitions this node stopped being a replica of while down (a
+	// reassignment moved them away: Kafka's stray replicas).
 	for tp := range m.logs.All() {
-		if !keep[tp] && !m.reserved[tp.Topic] && img.Topic(tp.Topic) == nil {
+		if !keep[tp] && !m.reserved[tp.Topic] && !assignedTo(img, tp, m.nodeID) {
 			if err := m.logs.Delete(tp); err != nil {
 				m.logger.Warn("delete stray log", "partition", tp, "err", err)
 			}
 		}
 	}
 	return firstErr
+}
+
+// assignedTo reports whether node is a replica of tp in img, whatever the
+// topic's id.
+func assignedTo(img *metadata.Image, tp log.TopicPartition, node int32) bool {
+	t := img.Topic(tp.Topic)
+	return t != nil && isReplica(img, tp, t.ID, node)
 }
 
 // isReplica reports whether node is still a replica of tp in img, under

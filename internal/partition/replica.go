@@ -127,6 +127,8 @@ func (p *Partition) UpdateReplicaState(s LeaderState) error {
 		}
 		rs.epochStartOffset = p.Log.LogEndOffset()
 		assign = s.Leader == s.NodeID
+	} else {
+		rs.matchFollowersLocked(nowMs)
 	}
 	p.replicaMu.Unlock()
 	if assign {
@@ -144,6 +146,23 @@ func (p *Partition) UpdateReplicaState(s LeaderState) error {
 	}
 	p.watchers.notify()
 	return nil
+}
+
+// matchFollowersLocked keeps the follower states in step with a replica
+// set that changed within a leader epoch (a reassignment adding or removing
+// replicas): a new replica starts out not fetched yet and caught up now, a
+// removed one is forgotten.
+func (rs *replicaState) matchFollowersLocked(nowMs int64) {
+	for _, r := range rs.replicas {
+		if _, ok := rs.followers[r]; !ok && r != rs.nodeID {
+			rs.followers[r] = &followerState{logEndOffset: -1, lastCaughtUpTimeMs: nowMs}
+		}
+	}
+	for r := range rs.followers {
+		if !slices.Contains(rs.replicas, r) {
+			delete(rs.followers, r)
+		}
+	}
 }
 
 // ISR is the committed in-sync replica set.

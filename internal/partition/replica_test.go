@@ -145,3 +145,53 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// TestLeaderTracksReplicasAddedWithinAnEpoch covers a reassignment: the
+// replica set grows and shrinks without a new leader epoch, and the leader
+// must let the added replica join the ISR and forget the removed one.
+func TestLeaderTracksReplicasAddedWithinAnEpoch(t *testing.T) {
+	nowMs := int64(1_000_000)
+	now := func() time.Time { return time.UnixMilli(nowMs) }
+	p := testPartition(t, t.TempDir(), now)
+	fc := &fakeController{done: make(chan struct{}, 4)}
+	state := LeaderState{NodeID: 1, Leader: 1, LeaderEpoch: 1, Replicas: []int32{1, 2}, ISR: []int32{1, 2}, Alter: fc.alter}
+	if err := p.UpdateReplicaState(state); err != nil {
+		t.Fatal(err)
+	}
+	mustAppendSpec(t, p, batchSpec{noPID: true, n: 3})
+	p.UpdateFollowerFetch(2, 3)
+	// Replica 3 is added in the same epoch; a fetch from it before that is
+	// ignored, after it the replica joins once caught up.
+	p.UpdateFollowerFetch(3, 3)
+	if len(fc.proposals) != 0 {
+		t.Fatalf("proposed %v for a non-replica", fc.proposals)
+	}
+	state.Replicas, state.PartitionEpoch = []int32{1, 2, 3}, 1
+	if err := p.UpdateReplicaState(state); err != nil {
+		t.Fatal(err)
+	}
+	p.UpdateFollowerFetch(3, 3)
+	select {
+	case <-fc.done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the added replica was never proposed for the ISR")
+	}
+	waitFor(t, func() bool { return slices.Equal(p.ISR(), []int32{1, 2, 3}) })
+	// The move completes: 2 is removed and no longer holds the high
+	// watermark back.
+	state.Replicas, state.ISR, state.PartitionEpoch = []int32{1, 3}, []int32{1, 3}, 3
+	if err := p.UpdateReplicaState(state); err != nil {
+		t.Fatal(err)
+	}
+	mustAppendSpec(t, p, batchSpec{noPID: true, n: 2})
+	p.UpdateFollowerFetch(3, 5)
+	if hw := p.HighWatermark(); hw != 5 {
+		t.Fatalf("high watermark %d, want 5", hw)
+	}
+	p.replicaMu.Lock()
+	_, kept := p.replica.followers[2]
+	p.replicaMu.Unlock()
+	if kept {
+		t.Fatal("removed replica still tracked")
+	}
+}

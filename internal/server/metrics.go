@@ -35,6 +35,8 @@ var (
 		"ISR changes this node proposed as leader that the controller refused or did not answer (FailedIsrUpdatesPerSec).", nil, nil)
 	descMetadataOffset = prometheus.NewDesc("samsa_metadata_log_offset", "Offset of the last metadata record applied.", nil, nil)
 	descTopics         = prometheus.NewDesc("samsa_topics", "Topics in the metadata image (GlobalTopicCount).", nil, nil)
+	descReassigning    = prometheus.NewDesc("samsa_reassigning_partitions",
+		"Led partitions with a reassignment in progress (ReassigningPartitions).", nil, nil)
 )
 
 // isActiveController reports whether this node's controller is the active
@@ -43,14 +45,14 @@ func (n *Node) isActiveController() bool {
 	if n.quorum == nil {
 		return false
 	}
-	leader, _ := n.quorum.Leader()
+	leader, _ := n.metadata.Leader()
 	return leader == n.cfg.NodeID
 }
 
 func (c nodeCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descLogSize, descLogSegments, descLogEnd, descLogStart, descPartitions,
 		descUnderReplicated, descUnderMinISR, descOffline, descActiveController, descMetadataOffset, descTopics,
-		descISRShrinks, descISRExpands, descISRFailed} {
+		descISRShrinks, descISRExpands, descISRFailed, descReassigning} {
 		ch <- d
 	}
 }
@@ -66,7 +68,7 @@ func (c nodeCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	img := c.n.controller.Image()
 	active := c.n.isActiveController()
-	var under, underMin, offline float64
+	var under, underMin, offline, reassigning float64
 	for _, name := range img.TopicNames() {
 		minISR := -1 // resolved once per topic, only if this node leads some of it
 		for _, p := range img.Topic(name).Partitions {
@@ -77,8 +79,13 @@ func (c nodeCollector) Collect(ch chan<- prometheus.Metric) {
 			if p.Leader != c.n.cfg.NodeID {
 				continue
 			}
-			if len(p.ISR) < len(p.Replicas) {
+			// As in Kafka, a reassignment's adding replicas do not count
+			// towards the replication factor until it completes.
+			if len(p.ISR) < len(p.Replicas)-len(p.AddingReplicas) {
 				under++
+			}
+			if p.Reassigning() {
+				reassigning++
 			}
 			if minISR < 0 {
 				minISR = int(c.n.topicConfig(img, name).MinInsyncReplicas)
@@ -106,4 +113,5 @@ func (c nodeCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descISRFailed, prometheus.CounterValue, float64(isr.Failed.Load()))
 	ch <- prometheus.MustNewConstMetric(descMetadataOffset, prometheus.GaugeValue, float64(img.Offset))
 	ch <- prometheus.MustNewConstMetric(descTopics, prometheus.GaugeValue, float64(img.NumTopics()))
+	ch <- prometheus.MustNewConstMetric(descReassigning, prometheus.GaugeValue, reassigning)
 }

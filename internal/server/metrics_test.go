@@ -104,7 +104,7 @@ func TestMetricsDiagnosticSeries(t *testing.T) {
 		"samsa_network_request_queue_size", "samsa_network_request_queue_capacity",
 		"samsa_network_handler_threads", "samsa_network_network_threads", "samsa_network_connections",
 		"samsa_purgatory_fetch_size", "samsa_purgatory_produce_size",
-		"samsa_under_replicated_partitions", "samsa_under_min_isr_partitions", "samsa_offline_partitions",
+		"samsa_under_replicated_partitions", "samsa_under_min_isr_partitions", "samsa_offline_partitions", "samsa_reassigning_partitions",
 		"samsa_active_controller_count", "samsa_partitions", "samsa_topics", "samsa_log_segments",
 		"samsa_metadata_log_offset", "samsa_metadata_log_end_offset", "samsa_metadata_lag_records",
 		"samsa_group_lag_truncated", "go_memstats_heap_alloc_bytes", "go_goroutines",
