@@ -99,11 +99,11 @@ func waitFullISR(t *testing.T, c *Cluster, topic string, timeout time.Duration) 
 	})
 }
 
-func replicationCluster(t *testing.T) *Cluster {
+func replicationCluster(t *testing.T, overrides ...string) *Cluster {
 	if testing.Short() {
 		t.Skip("starts server processes")
 	}
-	return StartCluster(t, 3, "replica.lag.time.max.ms=10000", "replica.fetch.backoff.ms=200")
+	return StartCluster(t, 3, append([]string{"replica.lag.time.max.ms=10000", "replica.fetch.backoff.ms=200"}, overrides...)...)
 }
 
 func acksAllProducer(t *testing.T, c *Cluster, opts ...kgo.Opt) *kgo.Client {
@@ -164,7 +164,9 @@ func produceSync(ctx context.Context, cl *kgo.Client, topic string, partition in
 // offline for a while catches up and rejoins the ISR, and every replica
 // holds the same records.
 func TestReplicationLeaderKill(t *testing.T) {
-	c := replicationCluster(t)
+	// Failover is bounded by how soon the controller fences the dead
+	// leader: a session timeout tuned for tests (Kafka's default is 9 s).
+	c := replicationCluster(t, "broker.session.timeout.ms=1000", "broker.heartbeat.interval.ms=100")
 	const topic = "replicated-kill"
 	createReplicatedTopic(t, c, topic, 1)
 	producer := acksAllProducer(t, c)
@@ -187,6 +189,14 @@ func TestReplicationLeaderKill(t *testing.T) {
 	}
 	waitFullISR(t, c, "replicated-strict", 30*time.Second)
 	leader := c.Nodes[st[0].leader-1]
+	md, err := metadataOf(ctx, t, c.Nodes[0].Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	role := "not the active controller"
+	if md.ControllerID == st[0].leader {
+		role = "also the active controller"
+	}
 	killed := time.Now()
 	leader.Kill()
 	next := 100
@@ -202,7 +212,7 @@ func TestReplicationLeaderKill(t *testing.T) {
 			t.Fatalf("no acks=all produce succeeded after killing the leader: %v", err)
 		}
 	}
-	t.Logf("leader kill: first acks=all produce %v after SIGKILL of leader %d", time.Since(killed).Round(time.Millisecond), st[0].leader)
+	t.Logf("leader kill: first acks=all produce %v after SIGKILL of leader %d (%s)", time.Since(killed).Round(time.Millisecond), st[0].leader, role)
 
 	// With a node down, a topic needing 3 in-sync replicas refuses acks=all
 	// writes with NOT_ENOUGH_REPLICAS once the ISR shrank.
