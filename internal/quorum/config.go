@@ -122,7 +122,7 @@ type Config struct {
 	SnapshotIntervalBytes int64
 	// SnapshotIntervalMs is metadata.log.max.snapshot.interval.ms: take a
 	// snapshot when the last is this old and entries were applied since
-	// (default 1 hour).
+	// (default 1 hour; -1 disables, Kafka's 0).
 	SnapshotIntervalMs int64
 	// MaxSnapshotBytes bounds one snapshot (read from disk or the network);
 	// a larger one is not taken (default 128 MiB).
@@ -218,7 +218,9 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("%w: heartbeat ticks %d must be below election ticks %d", ErrConfig, c.HeartbeatTicks, c.ElectionTicks)
 	}
 	setDefault(&c.SnapshotIntervalBytes, DefaultSnapshotIntervalBytes)
-	setDefault(&c.SnapshotIntervalMs, DefaultSnapshotIntervalMs)
+	if c.SnapshotIntervalMs == 0 {
+		c.SnapshotIntervalMs = DefaultSnapshotIntervalMs
+	}
 	setDefault(&c.MaxSnapshotBytes, DefaultMaxSnapshotBytes)
 	setDefault(&c.MaxProposalBytes, DefaultMaxProposalBytes)
 	setDefault(&c.SegmentBytes, DefaultSegmentBytes)

@@ -45,3 +45,14 @@ func TestConfigValidation(t *testing.T) {
 		t.Fatalf("frame limit %d below the snapshot limit %d", cfg.maxFrameBytes(), cfg.MaxSnapshotBytes)
 	}
 }
+
+func TestSnapshotIntervalMsDisabled(t *testing.T) {
+	cfg := Config{NodeID: 1, Dir: t.TempDir(), ListenAddr: "127.0.0.1:0", Voters: []Voter{{ID: 1, Addr: "127.0.0.1:0"}}, SnapshotIntervalMs: -1}
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.SnapshotIntervalMs != -1 {
+		t.Fatalf("SnapshotIntervalMs -1 (disabled) became %d", cfg.SnapshotIntervalMs)
+	}
+}

@@ -342,7 +342,8 @@ func (q *Quorum) maybeSnapshot() error {
 	if now.Before(r.nextSnapshotAttempt) {
 		return nil
 	}
-	if r.bytesSinceSnapshot < q.cfg.SnapshotIntervalBytes && now.Sub(r.lastSnapshot) < time.Duration(q.cfg.SnapshotIntervalMs)*time.Millisecond {
+	timeDue := q.cfg.SnapshotIntervalMs > 0 && now.Sub(r.lastSnapshot) >= time.Duration(q.cfg.SnapshotIntervalMs)*time.Millisecond
+	if r.bytesSinceSnapshot < q.cfg.SnapshotIntervalBytes && !timeDue {
 		return nil
 	}
 	data, err := q.sm.Snapshot()

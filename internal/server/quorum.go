@@ -105,6 +105,9 @@ func quorumConfig(cfg *config.Broker, fs vfs.FS, logger *slog.Logger) (quorum.Co
 		SnapshotIntervalBytes: cfg.MetadataLogMaxRecordBytesBetweenSnapshots,
 		SnapshotIntervalMs:    cfg.MetadataLogMaxSnapshotIntervalMs,
 	}
+	if qc.SnapshotIntervalMs == 0 {
+		qc.SnapshotIntervalMs = -1 // Kafka's 0: no time-based snapshots
+	}
 	// Raft ticks: an election timeout of controller.quorum.election.timeout.ms
 	// spread over ten ticks.
 	if ms := configInt(cfg, "controller.quorum.election.timeout.ms"); ms > 0 {
