@@ -40,12 +40,6 @@ type Manager struct {
 		partitions map[log.TopicPartition]*Partition
 		// followers are the partitions replicated here but led elsewhere.
 		followers map[log.TopicPartition]*Partition
-		// retiredHighWatermarks holds, per log, the high watermark a
-		// follower had when it was closed to reopen as leader: New sets the
-		// high watermark to the log end (right for one replica), but a new
-		// leader must start from what it knew was committed, or consumers
-		// could read records the ISR lacks.
-		retiredHighWatermarks map[*log.Log]int64
 	}
 }
 

@@ -61,10 +61,6 @@ func (m *Manager) MaybeShrinkISRs(lagMaxMs int64) {
 
 // leaderStateLocked applies pm to a partition this node leads.
 func (m *Manager) leaderStateLocked(p *Partition, pm *metadata.Partition) {
-	if hw, ok := m.mu.retiredHighWatermarks[p.Log]; ok {
-		delete(m.mu.retiredHighWatermarks, p.Log)
-		p.Log.UpdateHighWatermark(hw)
-	}
 	err := p.UpdateReplicaState(LeaderState{NodeID: m.nodeID, Leader: pm.Leader, LeaderEpoch: pm.LeaderEpoch,
 		PartitionEpoch: pm.PartitionEpoch, Replicas: pm.Replicas, ISR: pm.ISR, Alter: m.alterPartition})
 	if err != nil {
@@ -84,10 +80,6 @@ func (m *Manager) retireFollowerLocked(tp log.TopicPartition) {
 		m.logger.Warn("snapshot of follower partition", "partition", tp, "err", err)
 	}
 	p.Notify() // consumer fetches parked on the follower answer now
-	if m.mu.retiredHighWatermarks == nil {
-		m.mu.retiredHighWatermarks = map[*log.Log]int64{}
-	}
-	m.mu.retiredHighWatermarks[p.Log] = p.Log.HighWatermark()
 }
 
 // reconcileFollowersLocked hosts as followers the partitions of img this
@@ -167,16 +159,12 @@ func (m *Manager) openFollowerLocked(img *metadata.Image, name string, t *metada
 	} else {
 		l.UpdateConfig(LogConfig(cfg))
 	}
-	// New sets the high watermark to the log end, right for a single
-	// replica; a follower keeps the one it checkpointed.
-	hw := l.HighWatermark()
 	p, err := New(name, pm.Partition, t.ID, l, pm.LeaderEpoch, Options{
 		ProducerIDExpirationMs: m.producerIDExpirationMs.Load(), Logger: m.logger,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("partition: open follower %s-%d: %w", name, pm.Partition, err)
 	}
-	l.UpdateHighWatermark(hw)
 	p.config.Store(cfg)
 	return p, nil
 }

@@ -141,8 +141,11 @@ func New(topic string, index int32, topicID metadata.UUID, l *log.Log, leaderEpo
 			p.logger.Warn("writing producer snapshot at roll", "partition", p, "err", err)
 		}
 	})
-	// With one replica every appended record is committed.
-	l.UpdateHighWatermark(l.LogEndOffset())
+	// The high watermark stays what the log recovered (its
+	// replication-offset-checkpoint entry): a leader advances it once it
+	// knows its in-sync replicas have the records (UpdateReplicaState; at
+	// once with a single replica), so a node that restarts as leader does
+	// not expose records the ISR may lack.
 	return p, nil
 }
 

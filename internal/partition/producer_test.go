@@ -27,6 +27,10 @@ func testPartition(t *testing.T, dir string, now func() time.Time) *Partition {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The sole replica leads, as the manager makes it.
+	if err := p.UpdateReplicaState(LeaderState{NodeID: 1, Leader: 1, Replicas: []int32{1}, ISR: []int32{1}}); err != nil {
+		t.Fatal(err)
+	}
 	return p
 }
 

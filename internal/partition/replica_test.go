@@ -6,6 +6,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/samsa-streaming/samsa/internal/log"
+	"github.com/samsa-streaming/samsa/internal/vfs"
 )
 
 // fakeController records ISR proposals and commits them at once.
@@ -193,5 +196,48 @@ func TestLeaderTracksReplicasAddedWithinAnEpoch(t *testing.T) {
 	p.replicaMu.Unlock()
 	if kept {
 		t.Fatal("removed replica still tracked")
+	}
+}
+
+// A node that restarts as the leader of a replicated partition keeps the
+// high watermark it checkpointed: records past it may be missing from the
+// other in-sync replicas, so they become visible only once those replicas
+// are known to have them.
+func TestRestartedLeaderKeepsCheckpointedHighWatermark(t *testing.T) {
+	dir := t.TempDir()
+	p := testPartition(t, dir, time.Now)
+	mustAppendSpec(t, p, batchSpec{noPID: true, n: 5})
+	end := p.Log.LogEndOffset()
+	if err := p.Log.Close(); err != nil {
+		t.Fatal(err)
+	}
+	cfg := log.DefaultConfig()
+	cfg.SegmentBytes = 4 << 10
+	l, err := log.Open(vfs.Default, dir, cfg, log.OpenOptions{HadCleanShutdown: true, HighWatermark: 2, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	p, err = New("t", 0, [16]byte{1}, l, 1, Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hw := p.HighWatermark(); hw != 2 {
+		t.Fatalf("high watermark %d after opening, want the checkpointed 2", hw)
+	}
+	fc := &fakeController{done: make(chan struct{}, 4)}
+	if err := p.UpdateReplicaState(LeaderState{NodeID: 1, Leader: 1, LeaderEpoch: 1, Replicas: []int32{1, 2, 3}, ISR: []int32{1, 2, 3}, Alter: fc.alter}); err != nil {
+		t.Fatal(err)
+	}
+	if hw := p.HighWatermark(); hw != 2 {
+		t.Fatalf("high watermark %d as leader before the followers fetched, want 2", hw)
+	}
+	p.UpdateFollowerFetch(2, end)
+	if hw := p.HighWatermark(); hw != 2 {
+		t.Fatalf("high watermark %d with one of two followers caught up, want 2", hw)
+	}
+	p.UpdateFollowerFetch(3, end)
+	if hw := p.HighWatermark(); hw != end {
+		t.Fatalf("high watermark %d with the whole ISR caught up, want %d", hw, end)
 	}
 }
