@@ -337,7 +337,17 @@ func (n *Node) controlledShutdown(ctx context.Context) error {
 		return nil
 	}
 	if leader, _ := n.metadata.Leader(); leader == n.cfg.NodeID {
-		return n.controller.ControlledShutdown(n.cfg.NodeID)
+		// The controller's write waits for the quorum (up to the journal's
+		// timeout); a quorum that is gone must not hold the shutdown past
+		// ctx. The write ends when the quorum stops.
+		done := make(chan error, 1)
+		go func() { done <- n.controller.ControlledShutdown(n.cfg.NodeID) }()
+		select {
+		case err := <-done:
+			return err
+		case <-ctx.Done():
+			return fmt.Errorf("controlled shutdown on the active controller: %w", ctx.Err())
+		}
 	}
 	req := kmsg.NewPtrBrokerHeartbeatRequest()
 	req.BrokerID = n.cfg.NodeID
