@@ -2,14 +2,12 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-streaming/samsa/internal/controller"
 	"github.com/samsa-streaming/samsa/internal/group"
@@ -28,6 +26,7 @@ const clusterTransactionVersion = txn.TV2
 // the API handlers. Call it after the group coordinator exists.
 func (n *Node) setupTransactions(logger *slog.Logger) {
 	cfg := n.cfg
+	n.txnPeers = newBrokerClients(n.controller.Image, int64(cfg.RequestTimeoutMs))
 	n.txn = txn.NewCoordinator(txn.Config{
 		NumPartitions: func() int32 {
 			if t := n.controller.Image().Topic(controller.TransactionStateTopic); t != nil {
@@ -43,8 +42,9 @@ func (n *Node) setupTransactions(logger *slog.Logger) {
 		RemoveExpiredIntervalMs:     int64(cfg.TransactionRemoveExpiredTransactionCleanupIntervalMs),
 		NewProducerID:               n.broker.NextProducerID,
 		Logger:                      logger,
-	}, txnStateStorage{n.partitions}, &localMarkerSender{nodeID: cfg.NodeID, broker: n.broker, controller: n.controller})
+	}, txnStateStorage{n.partitions}, newMarkerSender(cfg.NodeID, n.broker, n.controller.Image, n.txnPeers, logger))
 	n.broker.Txn = n.txn
+	n.broker.SendToBroker = n.txnPeers.Request
 	n.txnElections = &txnElections{nodeID: cfg.NodeID, txn: n.txn}
 }
 
@@ -74,6 +74,9 @@ func (n *Node) startTransactionTimers(ctx context.Context) {
 func (n *Node) stopTransactions() {
 	if n.txn != nil {
 		n.txn.Close()
+	}
+	if n.txnPeers != nil {
+		n.txnPeers.close()
 	}
 }
 
@@ -130,37 +133,6 @@ func appendInternal(part *partition.Partition, batch []byte) error {
 		return kafkaErr
 	}
 	return nil
-}
-
-// localMarkerSender delivers the coordinator's WriteTxnMarkers to this
-// node's own handler; partitions led by another broker get
-// NOT_LEADER_OR_FOLLOWER until brokers talk to each other.
-type localMarkerSender struct {
-	nodeID int32
-	broker interface {
-		WriteTxnMarkers(*kmsg.WriteTxnMarkersRequest) *kmsg.WriteTxnMarkersResponse
-	}
-	controller *controller.Controller
-}
-
-var errRemoteMarkers = errors.New("server: writing transaction markers on another broker is not supported yet")
-
-// Leader implements txn.MarkerSender.
-func (s *localMarkerSender) Leader(tp txn.TopicPartition) (int32, bool) {
-	t := s.controller.Image().Topic(tp.Topic)
-	if t == nil || tp.Partition < 0 || int(tp.Partition) >= len(t.Partitions) || t.Partitions[tp.Partition] == nil {
-		return -1, false
-	}
-	return t.Partitions[tp.Partition].Leader, true
-}
-
-// Send implements txn.MarkerSender.
-func (s *localMarkerSender) Send(broker int32, req *kmsg.WriteTxnMarkersRequest, done func(*kmsg.WriteTxnMarkersResponse, error)) {
-	if broker != s.nodeID {
-		done(nil, errRemoteMarkers)
-		return
-	}
-	done(s.broker.WriteTxnMarkers(req), nil)
 }
 
 // txnElections tells the transaction coordinator which __transaction_state

@@ -1,0 +1,297 @@
+package clustertest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Transactions across brokers: the transaction coordinator writes its
+// markers to partition leaders on other nodes, partition leaders verify
+// transactional produces with a coordinator on another node, and a
+// coordinator killed mid-transaction is replaced by the next leader of its
+// __transaction_state partition.
+
+const txnPartitions = 6
+
+func txnCluster(t *testing.T) *Cluster {
+	if testing.Short() {
+		t.Skip("starts server processes")
+	}
+	c := StartCluster(t, 3,
+		"replica.lag.time.max.ms=10000", "replica.fetch.backoff.ms=200",
+		// Few coordinator partitions, so the internal topics are quick to
+		// create; still spread over the three nodes.
+		"transaction.state.log.num.partitions=3", "offsets.topic.num.partitions=3",
+		"transaction.abort.timed.out.transaction.cleanup.interval.ms=1000")
+	t.Cleanup(func() {
+		if t.Failed() {
+			logNodeWarnings(t, c)
+		}
+	})
+	return c
+}
+
+// leadersSpreadOver returns the partitions of topic each node leads, once
+// every node leads at least one.
+func leadersSpreadOver(t *testing.T, c *Cluster, topic string) map[int32][]int32 {
+	t.Helper()
+	var byLeader map[int32][]int32
+	WaitFor(t, 30*time.Second, func() error {
+		st, err := topicState(context.Background(), c.Nodes[0].Addr(), topic)
+		if err != nil {
+			return err
+		}
+		byLeader = map[int32][]int32{}
+		for p, s := range st {
+			byLeader[s.leader] = append(byLeader[s.leader], p)
+		}
+		for i := range c.Nodes {
+			if len(byLeader[int32(i+1)]) == 0 {
+				return fmt.Errorf("node %d leads no partition of %s: %v", i+1, topic, byLeader)
+			}
+		}
+		return nil
+	})
+	return byLeader
+}
+
+func transactionalProducer(t *testing.T, c *Cluster, id string, opts ...kgo.Opt) *kgo.Client {
+	return acksAllProducer(t, c, append([]kgo.Opt{
+		kgo.TransactionalID(id),
+		kgo.TransactionTimeout(20 * time.Second),
+		kgo.RequestTimeoutOverhead(5 * time.Second),
+	}, opts...)...)
+}
+
+// runTransaction writes value-p to every partition in one transaction and
+// commits or aborts it.
+func runTransaction(ctx context.Context, cl *kgo.Client, topic, value string, commit bool) error {
+	if err := cl.BeginTransaction(); err != nil {
+		return err
+	}
+	for p := range int32(txnPartitions) {
+		r := &kgo.Record{Topic: topic, Partition: p, Value: fmt.Appendf(nil, "%s-p%d", value, p)}
+		if err := cl.ProduceSync(ctx, r).FirstErr(); err != nil {
+			_ = cl.EndTransaction(ctx, kgo.TryAbort)
+			return fmt.Errorf("produce %s: %w", r.Value, err)
+		}
+	}
+	return cl.EndTransaction(ctx, kgo.TransactionEndTry(commit))
+}
+
+// readUntilSentinel consumes every partition of topic at the isolation
+// level until each one delivered the record sentinel-p, and returns the
+// values read per partition, in offset order.
+func readUntilSentinel(t *testing.T, c *Cluster, topic, sentinel string, level kgo.IsolationLevel) map[int32][]string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	defer cancel()
+	cl := newClient(t, c.Addrs(), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchIsolationLevel(level), kgo.FetchMaxWait(500*time.Millisecond))
+	defer cl.Close()
+	out := map[int32][]string{}
+	done := map[int32]bool{}
+	for len(done) < txnPartitions {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("reading %s: sentinel seen in %d of %d partitions; read %v", topic, len(done), txnPartitions, out)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			v := string(r.Value)
+			out[r.Partition] = append(out[r.Partition], v)
+			if v == fmt.Sprintf("%s-p%d", sentinel, r.Partition) {
+				done[r.Partition] = true
+			}
+		})
+	}
+	return out
+}
+
+// findTxnCoordinator asks the cluster which node coordinates id.
+func findTxnCoordinator(t *testing.T, c *Cluster, id string) int32 {
+	t.Helper()
+	cl := newClient(t, c.Addrs())
+	var node int32
+	WaitFor(t, 30*time.Second, func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		req := kmsg.NewPtrFindCoordinatorRequest()
+		req.CoordinatorType = 1
+		req.CoordinatorKeys = []string{id}
+		resp, err := req.RequestWith(ctx, cl)
+		if err != nil {
+			return err
+		}
+		if len(resp.Coordinators) != 1 || resp.Coordinators[0].ErrorCode != 0 {
+			return fmt.Errorf("no coordinator yet: %+v", resp.Coordinators)
+		}
+		node = resp.Coordinators[0].NodeID
+		return nil
+	})
+	return node
+}
+
+// waitStable waits until the read_committed end offset (the LSO) of every
+// partition reached the high watermark: no transaction is left open.
+func waitStable(t *testing.T, c *Cluster, topic string) {
+	t.Helper()
+	adm := kadm.NewClient(newClient(t, c.Addrs()))
+	WaitFor(t, 45*time.Second, func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		ends, err := adm.ListEndOffsets(ctx, topic)
+		if err != nil {
+			return err
+		}
+		stable, err := adm.ListCommittedOffsets(ctx, topic)
+		if err != nil {
+			return err
+		}
+		for p := range int32(txnPartitions) {
+			e, _ := ends.Lookup(topic, p)
+			s, _ := stable.Lookup(topic, p)
+			if e.Err != nil || s.Err != nil {
+				return errors.Join(e.Err, s.Err)
+			}
+			if s.Offset != e.Offset {
+				return fmt.Errorf("partition %d: last stable offset %d, high watermark %d", p, s.Offset, e.Offset)
+			}
+		}
+		return nil
+	})
+}
+
+func TestTransactionsAcrossBrokers(t *testing.T) {
+	begin := time.Now()
+	c := txnCluster(t)
+	t.Logf("cluster up in %v", time.Since(begin))
+	const topic = "txn-across"
+	createReplicatedTopic(t, c, topic, txnPartitions)
+	t.Logf("topic ready after %v", time.Since(begin))
+	byLeader := leadersSpreadOver(t, c, topic)
+	t.Logf("partition leaders: %v", byLeader)
+
+	const id = "txn-across-producer"
+	cl := transactionalProducer(t, c, id)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	coordinator := findTxnCoordinator(t, c, id)
+	t.Logf("transaction coordinator of %s: node %d", id, coordinator)
+
+	// Committed and aborted transactions alternate; the last commits the
+	// sentinel. Every transaction writes to partitions led by all three
+	// nodes, so two thirds of its markers go to other brokers.
+	const transactions = 8
+	wantCommitted := map[int32][]string{}
+	wantAll := map[int32][]string{}
+	start := time.Now()
+	for i := range transactions + 1 {
+		value, commit := fmt.Sprintf("t%d", i), i%3 != 1
+		if i == transactions {
+			value, commit = "sentinel", true
+		}
+		if err := runTransaction(ctx, cl, topic, value, commit); err != nil {
+			t.Fatalf("transaction %d: %v", i, err)
+		}
+		for p := range int32(txnPartitions) {
+			v := fmt.Sprintf("%s-p%d", value, p)
+			wantAll[p] = append(wantAll[p], v)
+			if commit {
+				wantCommitted[p] = append(wantCommitted[p], v)
+			}
+		}
+	}
+	t.Logf("%d transactions over %d partitions on 3 leaders in %v (%.1f ms each)", transactions+1, txnPartitions,
+		time.Since(start), float64(time.Since(start).Microseconds())/1000/float64(transactions+1))
+
+	waitStable(t, c, topic)
+	t.Logf("stable after %v", time.Since(start))
+	committed := readUntilSentinel(t, c, topic, "sentinel", kgo.ReadCommitted())
+	t.Logf("read_committed read after %v", time.Since(start))
+	all := readUntilSentinel(t, c, topic, "sentinel", kgo.ReadUncommitted())
+	t.Logf("read_uncommitted read after %v", time.Since(start))
+	for p := range int32(txnPartitions) {
+		if !slices.Equal(committed[p], wantCommitted[p]) {
+			t.Errorf("read_committed partition %d:\n got %v\nwant %v", p, committed[p], wantCommitted[p])
+		}
+		if !slices.Equal(all[p], wantAll[p]) {
+			t.Errorf("read_uncommitted partition %d:\n got %v\nwant %v", p, all[p], wantAll[p])
+		}
+	}
+}
+
+// TestTransactionCoordinatorKilled kills -9 the node coordinating an
+// ongoing transaction; the next leader of its __transaction_state
+// partition loads it from the replicated log and the transaction ends
+// whole: committed everywhere or aborted everywhere.
+func TestTransactionCoordinatorKilled(t *testing.T) {
+	c := txnCluster(t)
+	const topic = "txn-failover"
+	createReplicatedTopic(t, c, topic, txnPartitions)
+	leadersSpreadOver(t, c, topic)
+
+	const id = "txn-failover-producer"
+	cl := transactionalProducer(t, c, id)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := runTransaction(ctx, cl, topic, "before", true); err != nil {
+		t.Fatal(err)
+	}
+	coordinator := findTxnCoordinator(t, c, id)
+
+	// An ongoing transaction over every partition, then the coordinator
+	// dies before the producer ends it.
+	if err := cl.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	for p := range int32(txnPartitions) {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: topic, Partition: p, Value: fmt.Appendf(nil, "during-p%d", p)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	victim := c.Nodes[coordinator-1]
+	t.Logf("killing node %d, the transaction coordinator of %s", coordinator, id)
+	victim.Kill()
+	killed := time.Now()
+	rest := &Cluster{Nodes: slices.DeleteFunc(slices.Clone(c.Nodes), func(n *Node) bool { return n == victim })}
+
+	endErr := cl.EndTransaction(ctx, kgo.TryCommit)
+	t.Logf("commit after the kill: err=%v after %v; new coordinator: node %d", endErr, time.Since(killed), findTxnCoordinator(t, rest, id))
+
+	// Whatever the producer was told, the transaction ended, whole.
+	waitStable(t, rest, topic)
+	t.Logf("every partition stable %v after the kill", time.Since(killed))
+	after := transactionalProducer(t, rest, id+"-after")
+	if err := runTransaction(ctx, after, topic, "sentinel", true); err != nil {
+		t.Fatalf("transaction after failover: %v", err)
+	}
+	committed := readUntilSentinel(t, rest, topic, "sentinel", kgo.ReadCommitted())
+	during := 0
+	for p := range int32(txnPartitions) {
+		for _, v := range committed[p] {
+			if strings.HasPrefix(v, "during-") {
+				during++
+			}
+		}
+		if committed[p][0] != fmt.Sprintf("before-p%d", p) {
+			t.Errorf("partition %d: the committed transaction before the kill is missing: %v", p, committed[p])
+		}
+	}
+	switch {
+	case during == txnPartitions && endErr == nil:
+		t.Logf("the new coordinator committed the transaction on all %d partitions", txnPartitions)
+	case during == 0:
+		t.Logf("the transaction was aborted on all %d partitions (producer told: %v)", txnPartitions, endErr)
+	default:
+		t.Errorf("the transaction is visible on %d of %d partitions (producer told: %v): %v", during, txnPartitions, endErr, committed)
+	}
+}
