@@ -35,6 +35,13 @@ func txnCluster(t *testing.T) *Cluster {
 	t.Cleanup(func() {
 		if t.Failed() {
 			logNodeWarnings(t, c)
+			for i, n := range c.Nodes {
+				n.LogLines(func(line string) {
+					if strings.Contains(line, "transaction") {
+						t.Logf("node %d: %s", i+1, line)
+					}
+				})
+			}
 		}
 	})
 	return c
@@ -229,69 +236,112 @@ func TestTransactionsAcrossBrokers(t *testing.T) {
 	}
 }
 
-// TestTransactionCoordinatorKilled kills -9 the node coordinating an
-// ongoing transaction; the next leader of its __transaction_state
-// partition loads it from the replicated log and the transaction ends
-// whole: committed everywhere or aborted everywhere.
+// TestTransactionCoordinatorKilled kills -9 the transaction coordinator
+// twice: once right after it answered a commit, while its markers are
+// going out, and once with a transaction open. The next leader of the
+// __transaction_state partition loads the transaction from the replicated
+// log and ends it whole: it finishes the commit on every partition, and
+// aborts the open transaction once it times out.
 func TestTransactionCoordinatorKilled(t *testing.T) {
 	c := txnCluster(t)
 	const topic = "txn-failover"
 	createReplicatedTopic(t, c, topic, txnPartitions)
 	leadersSpreadOver(t, c, topic)
-
-	const id = "txn-failover-producer"
-	cl := transactionalProducer(t, c, id)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+
+	// 1. The commit is answered, then the coordinator dies.
+	const committer = "txn-failover-commit"
+	cl := transactionalProducer(t, c, committer)
 	if err := runTransaction(ctx, cl, topic, "before", true); err != nil {
 		t.Fatal(err)
 	}
-	coordinator := findTxnCoordinator(t, c, id)
-
-	// An ongoing transaction over every partition, then the coordinator
-	// dies before the producer ends it.
+	coordinator := findTxnCoordinator(t, c, committer)
 	if err := cl.BeginTransaction(); err != nil {
 		t.Fatal(err)
 	}
-	for p := range int32(txnPartitions) {
-		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: topic, Partition: p, Value: fmt.Appendf(nil, "during-p%d", p)}).FirstErr(); err != nil {
-			t.Fatal(err)
-		}
+	produceAll(ctx, t, cl, topic, "committed")
+	if err := cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatal(err)
 	}
 	victim := c.Nodes[coordinator-1]
-	t.Logf("killing node %d, the transaction coordinator of %s", coordinator, id)
 	victim.Kill()
 	killed := time.Now()
-	rest := &Cluster{Nodes: slices.DeleteFunc(slices.Clone(c.Nodes), func(n *Node) bool { return n == victim })}
-
-	endErr := cl.EndTransaction(ctx, kgo.TryCommit)
-	t.Logf("commit after the kill: err=%v after %v; new coordinator: node %d", endErr, time.Since(killed), findTxnCoordinator(t, rest, id))
-
-	// Whatever the producer was told, the transaction ended, whole.
+	rest := c.without(victim)
 	waitStable(t, rest, topic)
-	t.Logf("every partition stable %v after the kill", time.Since(killed))
-	after := transactionalProducer(t, rest, id+"-after")
+	t.Logf("killed node %d, coordinator of %s, after its commit answer: every partition stable %v later; new coordinator node %d; %s",
+		coordinator, committer, time.Since(killed), findTxnCoordinator(t, rest, committer), resumedMarkers(rest))
+	cl.Close()
+
+	victim.Restart()
+	waitFullISR(t, c, topic, 30*time.Second)
+	waitFullISR(t, c, "__transaction_state", 30*time.Second)
+
+	// 2. A transaction is open when its coordinator dies; the producer
+	// goes away too.
+	const opener = "txn-failover-open"
+	const timeout = 5 * time.Second
+	open := transactionalProducer(t, c, opener, kgo.TransactionTimeout(timeout))
+	if err := open.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	produceAll(ctx, t, open, topic, "open")
+	coordinator = findTxnCoordinator(t, c, opener)
+	victim = c.Nodes[coordinator-1]
+	victim.Kill()
+	killed = time.Now()
+	open.Close()
+	rest = c.without(victim)
+	waitStable(t, rest, topic)
+	t.Logf("killed node %d, coordinator of %s, with the transaction open (timeout %v): every partition stable %v later; new coordinator node %d",
+		coordinator, opener, timeout, time.Since(killed), findTxnCoordinator(t, rest, opener))
+
+	after := transactionalProducer(t, rest, "txn-failover-after")
 	if err := runTransaction(ctx, after, topic, "sentinel", true); err != nil {
 		t.Fatalf("transaction after failover: %v", err)
 	}
 	committed := readUntilSentinel(t, rest, topic, "sentinel", kgo.ReadCommitted())
-	during := 0
+	all := readUntilSentinel(t, rest, topic, "sentinel", kgo.ReadUncommitted())
 	for p := range int32(txnPartitions) {
-		for _, v := range committed[p] {
-			if strings.HasPrefix(v, "during-") {
-				during++
+		want := []string{fmt.Sprintf("before-p%d", p), fmt.Sprintf("committed-p%d", p), fmt.Sprintf("sentinel-p%d", p)}
+		if !slices.Equal(committed[p], want) {
+			t.Errorf("read_committed partition %d:\n got %v\nwant %v", p, committed[p], want)
+		}
+		want = slices.Insert(want, 2, fmt.Sprintf("open-p%d", p))
+		if !slices.Equal(all[p], want) {
+			t.Errorf("read_uncommitted partition %d:\n got %v\nwant %v", p, all[p], want)
+		}
+	}
+}
+
+// produceAll writes value-p to every partition in the open transaction.
+func produceAll(ctx context.Context, t *testing.T, cl *kgo.Client, topic, value string) {
+	t.Helper()
+	for p := range int32(txnPartitions) {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: topic, Partition: p, Value: fmt.Appendf(nil, "%s-p%d", value, p)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// without is the cluster less one node, to reach the survivors only.
+func (c *Cluster) without(dead *Node) *Cluster {
+	return &Cluster{Nodes: slices.DeleteFunc(slices.Clone(c.Nodes), func(n *Node) bool { return n == dead })}
+}
+
+// resumedMarkers says whether a new coordinator found markers to send
+// when it loaded (the kill came before they were all written).
+func resumedMarkers(c *Cluster) string {
+	resumed := 0
+	for _, n := range c.Nodes {
+		n.LogLines(func(line string) {
+			if strings.Contains(line, "loaded __transaction_state partition") && !strings.Contains(line, "pending_markers=0") {
+				resumed++
 			}
-		}
-		if committed[p][0] != fmt.Sprintf("before-p%d", p) {
-			t.Errorf("partition %d: the committed transaction before the kill is missing: %v", p, committed[p])
-		}
+		})
 	}
-	switch {
-	case during == txnPartitions && endErr == nil:
-		t.Logf("the new coordinator committed the transaction on all %d partitions", txnPartitions)
-	case during == 0:
-		t.Logf("the transaction was aborted on all %d partitions (producer told: %v)", txnPartitions, endErr)
-	default:
-		t.Errorf("the transaction is visible on %d of %d partitions (producer told: %v): %v", during, txnPartitions, endErr, committed)
+	if resumed > 0 {
+		return "it resumed the markers of the prepared commit"
 	}
+	return "the markers were all written before the kill"
 }

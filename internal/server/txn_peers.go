@@ -121,10 +121,8 @@ const maxMarkersPerRequest = 500
 // partition's answer (retry, drop, give up) is the coordinator's
 // decision (txn.Coordinator.onMarkerResponse); this is only the transport.
 type markerSender struct {
-	nodeID int32
-	local  interface {
-		WriteTxnMarkers(*kmsg.WriteTxnMarkersRequest) *kmsg.WriteTxnMarkersResponse
-	}
+	nodeID  int32
+	local   localMarkerWriter
 	image   func() *metadata.Image
 	brokers *brokerClients
 	log     *slog.Logger
@@ -146,9 +144,12 @@ type queuedMarkers struct {
 	done    func(*kmsg.WriteTxnMarkersResponse, error)
 }
 
-func newMarkerSender(nodeID int32, local interface {
-	WriteTxnMarkers(*kmsg.WriteTxnMarkersRequest) *kmsg.WriteTxnMarkersResponse
-}, image func() *metadata.Image, brokers *brokerClients, logger *slog.Logger) *markerSender {
+// localMarkerWriter is this node's WriteTxnMarkers handler.
+type localMarkerWriter interface {
+	WriteTxnMarkers(req *kmsg.WriteTxnMarkersRequest, done func(*kmsg.WriteTxnMarkersResponse))
+}
+
+func newMarkerSender(nodeID int32, local localMarkerWriter, image func() *metadata.Image, brokers *brokerClients, logger *slog.Logger) *markerSender {
 	s := &markerSender{nodeID: nodeID, local: local, image: image, brokers: brokers, log: logger}
 	s.mu.queues = map[int32][]queuedMarkers{}
 	return s
@@ -170,7 +171,7 @@ func (s *markerSender) Leader(tp txn.TopicPartition) (int32, bool) {
 // Send implements txn.MarkerSender.
 func (s *markerSender) Send(broker int32, req *kmsg.WriteTxnMarkersRequest, done func(*kmsg.WriteTxnMarkersResponse, error)) {
 	if broker == s.nodeID {
-		done(s.local.WriteTxnMarkers(req), nil)
+		s.local.WriteTxnMarkers(req, func(resp *kmsg.WriteTxnMarkersResponse) { done(resp, nil) })
 		return
 	}
 	if broker < 0 {

@@ -116,6 +116,7 @@ func (c *Coordinator) markerResultLocked(r *markerRound, tp TopicPartition, code
 	case kerr.UnknownTopicOrPartition, kerr.NotLeaderForPartition, kerr.NotEnoughReplicas,
 		kerr.NotEnoughReplicasAfterAppend, kerr.RequestTimedOut, kerr.KafkaStorageError:
 		// Retriable: the partition stays in the job.
+		c.log.Debug("writing transaction marker failed; retrying", "transactional_id", r.job.TransactionalID, "partition", tp, "err", code)
 	case kerr.InvalidProducerEpoch, kerr.TransactionCoordinatorFenced:
 		// The producer or coordinator moved on: this transaction's
 		// markers are no longer ours to write.
