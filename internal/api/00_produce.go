@@ -178,7 +178,10 @@ func (b *Broker) verifyTransactionalProduce(req *kmsg.ProduceRequest, p *partiti
 		return kerr.NotEnoughReplicas, "the transaction coordinator is not available"
 	}
 	tp := txn.TopicPartition{Topic: p.Topic, Partition: p.Index}
-	results, code := b.addPartitionsAtCoordinator(*req.TransactionID, h.ProducerID, h.ProducerEpoch, []txn.TopicPartition{tp}, !addPartition)
+	if addPartition {
+		return produceVerificationError(b.addPartitionForProduce(*req.TransactionID, h.ProducerID, h.ProducerEpoch, tp), req.Version)
+	}
+	results, code := b.addPartitionsAtCoordinator(*req.TransactionID, h.ProducerID, h.ProducerEpoch, []txn.TopicPartition{tp}, true)
 	if code == nil {
 		code = results[tp]
 	}

@@ -21,9 +21,15 @@ package api
 //     another broker sends that broker AddPartitionsToTxn v4+, as Kafka's
 //     AddPartitionsToTxnManager does; a broker it cannot reach counts as
 //     NETWORK_EXCEPTION, which the producer retries.
+//   - An add for a produce (Produce v12+) answered CONCURRENT_TRANSACTIONS,
+//     the previous transaction's markers still going out, is asked again
+//     every add.partitions.to.txn.retry.backoff.ms (20) for up to
+//     add.partitions.to.txn.retry.backoff.max.ms (100, at most
+//     request.timeout.ms) before the producer is answered (KAFKA-18654).
 
 import (
 	"context"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -215,4 +221,23 @@ func asKafkaError(code error) *kerr.Error {
 		return ke
 	}
 	return kerr.UnknownServerError
+}
+
+// addPartitionForProduce adds a produce's partition to its transaction
+// (transactions v2), asking again while the coordinator answers
+// CONCURRENT_TRANSACTIONS, within add.partitions.to.txn.retry.backoff.max.ms.
+func (b *Broker) addPartitionForProduce(id string, producerID int64, epoch int16, tp txn.TopicPartition) *kerr.Error {
+	cfg := b.Config()
+	backoff := time.Duration(max(cfg.AddPartitionsToTxnRetryBackoffMs, 1)) * time.Millisecond
+	budget := time.Duration(min(cfg.AddPartitionsToTxnRetryBackoffMaxMs, cfg.RequestTimeoutMs)) * time.Millisecond
+	start := time.Now()
+	for {
+		_, code := b.addPartitionsAtCoordinator(id, producerID, epoch, []txn.TopicPartition{tp}, false)
+		if code != kerr.ConcurrentTransactions || time.Since(start)+backoff > budget {
+			return code
+		}
+		// A bounded wait, as Kafka's ReplicaManager retries: the markers
+		// of the previous transaction take a replication round or two.
+		<-time.After(backoff)
+	}
 }

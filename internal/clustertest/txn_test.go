@@ -126,14 +126,21 @@ func readUntilSentinel(t *testing.T, c *Cluster, topic, sentinel string, level k
 // findTxnCoordinator asks the cluster which node coordinates id.
 func findTxnCoordinator(t *testing.T, c *Cluster, id string) int32 {
 	t.Helper()
+	return findCoordinator(t, c, 1, id)
+}
+
+// findCoordinator asks the cluster which node coordinates key (keyType 0:
+// a group, 1: a transactional id).
+func findCoordinator(t *testing.T, c *Cluster, keyType int8, key string) int32 {
+	t.Helper()
 	cl := newClient(t, c.Addrs())
 	var node int32
 	WaitFor(t, 30*time.Second, func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		req := kmsg.NewPtrFindCoordinatorRequest()
-		req.CoordinatorType = 1
-		req.CoordinatorKeys = []string{id}
+		req.CoordinatorType = keyType
+		req.CoordinatorKeys = []string{key}
 		resp, err := req.RequestWith(ctx, cl)
 		if err != nil {
 			return err
@@ -183,7 +190,8 @@ func TestTransactionsAcrossBrokers(t *testing.T) {
 	t.Logf("cluster up in %v", time.Since(begin))
 	const topic = "txn-across"
 	createReplicatedTopic(t, c, topic, txnPartitions)
-	t.Logf("topic ready after %v", time.Since(begin))
+	createReplicatedTopic(t, c, topic+"-plain", txnPartitions)
+	t.Logf("topics ready after %v", time.Since(begin))
 	byLeader := leadersSpreadOver(t, c, topic)
 	t.Logf("partition leaders: %v", byLeader)
 
@@ -217,8 +225,20 @@ func TestTransactionsAcrossBrokers(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d transactions over %d partitions on 3 leaders in %v (%.1f ms each)", transactions+1, txnPartitions,
-		time.Since(start), float64(time.Since(start).Microseconds())/1000/float64(transactions+1))
+	took := time.Since(start)
+	// For reference, the same writes with acks=all and no transaction.
+	plain := acksAllProducer(t, c)
+	refStart := time.Now()
+	for i := range transactions + 1 {
+		for p := range int32(txnPartitions) {
+			if err := produceSync(ctx, plain, topic+"-plain", p, fmt.Sprintf("plain%d-p%d", i, p)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	ref := time.Since(refStart)
+	t.Logf("%d transactions of %d records on 3 leaders: %.1f ms each; the same records with acks=all and no transaction: %.1f ms a round",
+		transactions+1, txnPartitions, float64(took.Microseconds())/1000/float64(transactions+1), float64(ref.Microseconds())/1000/float64(transactions+1))
 
 	waitStable(t, c, topic)
 	t.Logf("stable after %v", time.Since(start))
@@ -233,6 +253,127 @@ func TestTransactionsAcrossBrokers(t *testing.T) {
 		if !slices.Equal(all[p], wantAll[p]) {
 			t.Errorf("read_uncommitted partition %d:\n got %v\nwant %v", p, all[p], wantAll[p])
 		}
+	}
+
+	consumeTransformProduce(t, c)
+}
+
+// consumeTransformProduce runs a franz-go GroupTransactSession whose group
+// coordinator and transaction coordinator are different nodes, over
+// partitions led by all three: every input record must come out exactly
+// once, and the group's offsets must be committed with the output.
+func consumeTransformProduce(t *testing.T, c *Cluster) {
+	const in, out, txnID = "ctp-in", "ctp-out", "ctp-producer"
+	createReplicatedTopic(t, c, in, txnPartitions)
+	createReplicatedTopic(t, c, out, txnPartitions)
+	txnCoordinator := findTxnCoordinator(t, c, txnID)
+	group := ""
+	var groupCoordinator int32
+	for i := range 20 {
+		name := fmt.Sprintf("ctp-group-%d", i)
+		if node := findCoordinator(t, c, 0, name); node != txnCoordinator {
+			group, groupCoordinator = name, node
+			break
+		}
+	}
+	if group == "" {
+		t.Fatalf("no group name with a coordinator other than node %d", txnCoordinator)
+	}
+	t.Logf("consume-transform-produce: group %s on node %d, transactional id %s on node %d", group, groupCoordinator, txnID, txnCoordinator)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	const records = 120
+	seed := acksAllProducer(t, c)
+	var want []string
+	for i := range records {
+		v := fmt.Sprintf("r%03d", i)
+		if err := produceSync(ctx, seed, in, int32(i%txnPartitions), v); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, "out-"+v)
+	}
+
+	sess, err := kgo.NewGroupTransactSession(
+		kgo.SeedBrokers(c.Addrs()...),
+		kgo.TransactionalID(txnID),
+		kgo.TransactionTimeout(20*time.Second),
+		kgo.ConsumerGroup(group),
+		kgo.ConsumeTopics(in),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.RequireStableFetchOffsets(),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	start := time.Now()
+	consumed, transactions := 0, 0
+	for consumed < records {
+		fs := sess.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("consumed %d of %d records", consumed, records)
+		}
+		if fs.NumRecords() == 0 {
+			continue
+		}
+		if err := sess.Begin(); err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		fs.EachRecord(func(r *kgo.Record) {
+			n++
+			sess.Produce(ctx, &kgo.Record{Topic: out, Partition: r.Partition, Value: append([]byte("out-"), r.Value...)}, nil)
+		})
+		committed, err := sess.End(ctx, kgo.TryCommit)
+		if err != nil {
+			t.Fatalf("ending a transaction: %v", err)
+		}
+		if committed {
+			consumed += n
+			transactions++
+		}
+	}
+	t.Logf("consume-transform-produce: %d records in %d transactions in %v", consumed, transactions, time.Since(start))
+
+	// The group's committed offsets are the ends of the input.
+	adm := kadm.NewClient(newClient(t, c.Addrs()))
+	ends, err := adm.ListEndOffsets(ctx, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	WaitFor(t, 30*time.Second, func() error {
+		offsets, err := adm.FetchOffsets(ctx, group)
+		if err != nil {
+			return err
+		}
+		for p := range int32(txnPartitions) {
+			end, _ := ends.Lookup(in, p)
+			got, ok := offsets.Lookup(in, p)
+			if !ok || got.At != end.Offset {
+				return fmt.Errorf("partition %d: committed offset %d, end %d", p, got.At, end.Offset)
+			}
+		}
+		return nil
+	})
+
+	sentinel := transactionalProducer(t, c, "ctp-sentinel")
+	if err := runTransaction(ctx, sentinel, out, "sentinel", true); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, values := range readUntilSentinel(t, c, out, "sentinel", kgo.ReadCommitted()) {
+		for _, v := range values {
+			if !strings.HasPrefix(v, "sentinel-") {
+				got = append(got, v)
+			}
+		}
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("output read_committed: %d records, want each of %d once:\n got %v", len(got), len(want), got)
 	}
 }
 
