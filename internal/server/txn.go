@@ -43,7 +43,7 @@ func (n *Node) setupTransactions(logger *slog.Logger) {
 		RemoveExpiredIntervalMs:     int64(cfg.TransactionRemoveExpiredTransactionCleanupIntervalMs),
 		NewProducerID:               n.broker.NextProducerID,
 		Logger:                      logger,
-	}, txnStateStorage{partitions: n.partitions, timeoutMs: cfg.RequestTimeoutMs}, newMarkerSender(cfg.NodeID, n.broker, n.controller.Image, n.txnPeers, logger))
+	}, txnStateStorage{partitions: n.partitions, timeoutMs: cfg.RequestTimeoutMs}, newMarkerSender(cfg.NodeID, n.broker, n.controller.Image, n.txnPeers.Request, logger))
 	n.broker.Txn = n.txn
 	n.broker.SendToBroker = n.txnPeers.Request
 	n.txnElections = &txnElections{nodeID: cfg.NodeID, txn: n.txn}

@@ -121,10 +121,11 @@ const maxMarkersPerRequest = 500
 // partition's answer (retry, drop, give up) is the coordinator's
 // decision (txn.Coordinator.onMarkerResponse); this is only the transport.
 type markerSender struct {
-	nodeID  int32
-	local   localMarkerWriter
-	image   func() *metadata.Image
-	brokers *brokerClients
+	nodeID int32
+	local  localMarkerWriter
+	image  func() *metadata.Image
+	// request sends a request to another broker (brokerClients.Request).
+	request func(ctx context.Context, broker int32, req kmsg.Request) (kmsg.Response, error)
 	log     *slog.Logger
 
 	mu struct {
@@ -149,8 +150,9 @@ type localMarkerWriter interface {
 	WriteTxnMarkers(req *kmsg.WriteTxnMarkersRequest, done func(*kmsg.WriteTxnMarkersResponse))
 }
 
-func newMarkerSender(nodeID int32, local localMarkerWriter, image func() *metadata.Image, brokers *brokerClients, logger *slog.Logger) *markerSender {
-	s := &markerSender{nodeID: nodeID, local: local, image: image, brokers: brokers, log: logger}
+func newMarkerSender(nodeID int32, local localMarkerWriter, image func() *metadata.Image,
+	request func(ctx context.Context, broker int32, req kmsg.Request) (kmsg.Response, error), logger *slog.Logger) *markerSender {
+	s := &markerSender{nodeID: nodeID, local: local, image: image, request: request, log: logger}
 	s.mu.queues = map[int32][]queuedMarkers{}
 	return s
 }
@@ -237,7 +239,7 @@ func (s *markerSender) sendBatch(broker int32, batch []queuedMarkers) {
 	for _, q := range batch {
 		req.Markers = append(req.Markers, q.markers...)
 	}
-	raw, err := s.brokers.Request(context.Background(), broker, req)
+	raw, err := s.request(context.Background(), broker, req)
 	if err != nil {
 		s.log.Debug("sending transaction markers failed", "broker", broker, "markers", len(batch), "err", err)
 		for _, q := range batch {

@@ -89,7 +89,9 @@ func (c *Coordinator) onMarkerResponse(r *markerRound, resp *kmsg.WriteTxnMarker
 		return
 	}
 	if err != nil {
-		c.log.Warn("sending transaction markers failed; retrying", "transactional_id", r.job.TransactionalID, "err", err)
+		// The broker is unreachable (Kafka's disconnected response): the
+		// partitions are sent again to the leaders of then.
+		c.log.Debug("sending transaction markers failed; retrying", "transactional_id", r.job.TransactionalID, "err", err)
 	} else {
 		for _, m := range resp.Markers {
 			for _, t := range m.Topics {
