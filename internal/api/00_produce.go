@@ -178,15 +178,12 @@ func (b *Broker) verifyTransactionalProduce(req *kmsg.ProduceRequest, p *partiti
 		return kerr.NotEnoughReplicas, "the transaction coordinator is not available"
 	}
 	tp := txn.TopicPartition{Topic: p.Topic, Partition: p.Index}
-	var code *kerr.Error
 	if addPartition {
-		code = b.Txn.AddPartitions(*req.TransactionID, h.ProducerID, h.ProducerEpoch, []txn.TopicPartition{tp}, txn.TV2)
-	} else {
-		var results map[txn.TopicPartition]*kerr.Error
-		results, code = b.Txn.VerifyPartitions(*req.TransactionID, h.ProducerID, h.ProducerEpoch, []txn.TopicPartition{tp})
-		if code == nil {
-			code = results[tp]
-		}
+		return produceVerificationError(b.addPartitionForProduce(*req.TransactionID, h.ProducerID, h.ProducerEpoch, tp), req.Version)
+	}
+	results, code := b.addPartitionsAtCoordinator(*req.TransactionID, h.ProducerID, h.ProducerEpoch, []txn.TopicPartition{tp}, true)
+	if code == nil {
+		code = results[tp]
 	}
 	return produceVerificationError(code, req.Version)
 }

@@ -19,6 +19,9 @@ package api
 //     must match the group (ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID,
 //     FENCED_INSTANCE_ID); a commit without generation to a group that does
 //     not exist creates a simple group when it commits.
+//   - The group coordinator need not be the transaction coordinator: the
+//     check or add goes to the transaction coordinator's broker as
+//     AddPartitionsToTxn v4+.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -64,17 +67,15 @@ func (b *Broker) verifyTxnOffsetCommit(req *kmsg.TxnOffsetCommitRequest) *kerr.E
 		return kerr.CoordinatorNotAvailable
 	}
 	tp := txn.TopicPartition{Topic: controller.ConsumerOffsetsTopic, Partition: b.Groups.Partition(req.Group)}
-	var code *kerr.Error
-	if addPartition {
-		code = b.Txn.AddPartitions(req.TransactionalID, req.ProducerID, req.ProducerEpoch, []txn.TopicPartition{tp}, txn.TV2)
-	} else {
-		var results map[txn.TopicPartition]*kerr.Error
-		results, code = b.Txn.VerifyPartitions(req.TransactionalID, req.ProducerID, req.ProducerEpoch, []txn.TopicPartition{tp})
-		if code == nil {
-			code = results[tp]
-		}
+	results, code := b.addPartitionsAtCoordinator(req.TransactionalID, req.ProducerID, req.ProducerEpoch, []txn.TopicPartition{tp}, !addPartition)
+	if code == nil {
+		code = results[tp]
 	}
 	switch {
+	case code == kerr.NetworkException:
+		// The transaction coordinator's broker could not be reached: the
+		// client finds the coordinators again and retries.
+		return kerr.CoordinatorNotAvailable
 	case code == kerr.ProducerFenced:
 		return kerr.InvalidProducerEpoch
 	case code == kerr.TransactionAbortable && req.Version <= 3:

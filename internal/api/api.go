@@ -53,6 +53,10 @@ type Broker struct {
 	// ForwardToController sends a request to the active controller (the
 	// quorum leader) and returns its answer.
 	ForwardToController func(ctx context.Context, req kmsg.Request) (kmsg.Response, error)
+	// SendToBroker sends a request to another broker and returns its
+	// answer; the transaction paths use it to reach a transaction
+	// coordinator on another node.
+	SendToBroker func(ctx context.Context, broker int32, req kmsg.Request) (kmsg.Response, error)
 	// Groups is the group coordinator.
 	Groups *group.Coordinator
 	// Txn is the transaction coordinator.

@@ -170,6 +170,8 @@ type Broker struct {
 	TransactionAbortTimedOutTransactionCleanupIntervalMs int32
 	TransactionRemoveExpiredTransactionCleanupIntervalMs int32
 	TransactionPartitionVerificationEnable               bool
+	AddPartitionsToTxnRetryBackoffMs                     int32
+	AddPartitionsToTxnRetryBackoffMaxMs                  int32
 	ProducerIDExpirationMs                               int32
 	ProducerIDExpirationCheckIntervalMs                  int32
 

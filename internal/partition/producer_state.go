@@ -217,7 +217,14 @@ func (s *producerState) commitMarker(e producerEntry, offset int64, done *comple
 	defer s.mu.Unlock()
 	s.completedLocked(done)
 	s.putLocked(e)
-	delete(s.mu.verifications, e.producerID)
+	// The marker ends the transaction the guard was for, unless (as
+	// Kafka's isV2NextTransactionStarted) the guard is the next
+	// transaction's: under transactions v2 the marker and that transaction
+	// share the bumped epoch, and across brokers the marker may arrive
+	// while the next transaction's first batch is being verified.
+	if v := s.mu.verifications[e.producerID]; v == nil || !v.supportsEpochBump || v.epoch != e.epoch {
+		delete(s.mu.verifications, e.producerID)
+	}
 	s.mu.mapEndOffset = offset + 1
 	s.checkInvariantsLocked()
 }

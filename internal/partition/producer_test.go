@@ -234,6 +234,43 @@ func TestTxnVerificationGuard(t *testing.T) {
 	}
 }
 
+// TestTxnVerificationGuardSurvivesV2Marker: under transactions v2 the
+// marker of a transaction and the next transaction share the bumped epoch;
+// a marker landing while the next transaction's first batch is verified
+// (the coordinator on another broker) keeps that batch's guard, as Kafka's
+// isV2NextTransactionStarted. A marker of another epoch still clears it.
+func TestTxnVerificationGuardSurvivesV2Marker(t *testing.T) {
+	p := testPartition(t, t.TempDir(), time.Now)
+	defer p.Log.Close()
+	mustAppendSpec(t, p, batchSpec{pid: 1, epoch: 0, seq: 0, txn: true})
+	// The producer committed at epoch 0; the coordinator bumped it to 1
+	// and the next transaction begins at 1 before the marker lands.
+	_, h := buildBatch(t, batchSpec{pid: 1, epoch: 1, seq: 0, txn: true})
+	g := p.StartTxnVerification(h, true)
+	if g == nil {
+		t.Fatal("no guard for the next transaction")
+	}
+	if _, code, _ := p.AppendTxnMarker(TxnMarker{ProducerID: 1, ProducerEpoch: 1, Commit: true, TransactionVersion: TransactionVersion2}); code != nil {
+		t.Fatal(code)
+	}
+	if _, code := appendSpec(t, p, batchSpec{pid: 1, epoch: 1, seq: 0, txn: true}, AppendOptions{RequireVerification: true, Verification: g}); code != nil {
+		t.Fatalf("next transaction's batch after the v2 marker: %v", code)
+	}
+
+	// A marker of a later epoch (the transaction was fenced) clears it.
+	if _, code, _ := p.AppendTxnMarker(TxnMarker{ProducerID: 1, ProducerEpoch: 2, TransactionVersion: TransactionVersion2}); code != nil {
+		t.Fatal(code)
+	}
+	_, h = buildBatch(t, batchSpec{pid: 1, epoch: 3, seq: 0, txn: true})
+	g = p.StartTxnVerification(h, true)
+	if _, code, _ := p.AppendTxnMarker(TxnMarker{ProducerID: 1, ProducerEpoch: 4, TransactionVersion: TransactionVersion2}); code != nil {
+		t.Fatal(code)
+	}
+	if _, code := appendSpec(t, p, batchSpec{pid: 1, epoch: 3, seq: 0, txn: true}, AppendOptions{RequireVerification: true, Verification: g}); code == nil {
+		t.Fatal("a batch verified before a later epoch's marker was appended")
+	}
+}
+
 func TestProducerStateSurvivesRestart(t *testing.T) {
 	for _, clean := range []bool{true, false} {
 		name := "crash"

@@ -57,6 +57,7 @@ type Node struct {
 	// __transaction_state partitions this node leads (txn.go).
 	txn          *txn.Coordinator
 	txnElections *txnElections
+	txnPeers     *brokerClients // other brokers, for markers and verification
 	network      *network.Server
 	cancel       context.CancelFunc
 	metrics      *metrics.Metrics

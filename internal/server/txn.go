@@ -2,15 +2,14 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/samsa-streaming/samsa/internal/api"
 	"github.com/samsa-streaming/samsa/internal/controller"
 	"github.com/samsa-streaming/samsa/internal/group"
 	"github.com/samsa-streaming/samsa/internal/log"
@@ -24,6 +23,7 @@ import (
 // the API handlers. Call it after the group coordinator exists.
 func (n *Node) setupTransactions(logger *slog.Logger) {
 	cfg := n.cfg
+	n.txnPeers = newBrokerClients(n.controller.Image, int64(cfg.RequestTimeoutMs))
 	n.txn = txn.NewCoordinator(txn.Config{
 		NumPartitions: func() int32 {
 			if t := n.controller.Image().Topic(controller.TransactionStateTopic); t != nil {
@@ -43,8 +43,9 @@ func (n *Node) setupTransactions(logger *slog.Logger) {
 		RemoveExpiredIntervalMs:     int64(cfg.TransactionRemoveExpiredTransactionCleanupIntervalMs),
 		NewProducerID:               n.broker.NextProducerID,
 		Logger:                      logger,
-	}, txnStateStorage{n.partitions}, &localMarkerSender{nodeID: cfg.NodeID, broker: n.broker, controller: n.controller})
+	}, txnStateStorage{partitions: n.partitions, timeoutMs: cfg.RequestTimeoutMs}, newMarkerSender(cfg.NodeID, n.broker, n.controller.Image, n.txnPeers.Request, logger))
 	n.broker.Txn = n.txn
+	n.broker.SendToBroker = n.txnPeers.Request
 	n.txnElections = &txnElections{nodeID: cfg.NodeID, txn: n.txn}
 }
 
@@ -75,13 +76,20 @@ func (n *Node) stopTransactions() {
 	if n.txn != nil {
 		n.txn.Close()
 	}
+	if n.txnPeers != nil {
+		n.txnPeers.close()
+	}
 }
 
 // txnStateStorage is the transaction coordinator's view of
 // __transaction_state: appends go through the partition like the group
-// coordinator's, with the coordinator's origin.
+// coordinator's, with the coordinator's origin, and with acks=-1 as
+// Kafka's coordinator writes them: an append returns once every in-sync
+// replica has the record, so what the coordinator answered survives its
+// node (bounded by request.timeout.ms).
 type txnStateStorage struct {
 	partitions *partition.Manager
+	timeoutMs  int32
 }
 
 func (s txnStateStorage) partition(p int32) (*partition.Partition, error) {
@@ -102,7 +110,25 @@ func (s txnStateStorage) Append(p int32, key, value []byte) error {
 	if err != nil {
 		return err
 	}
-	return appendInternal(part, batch)
+	last, err := appendInternal(part, batch)
+	if err != nil {
+		return err
+	}
+	return awaitReplicated(part, last, s.timeoutMs)
+}
+
+// awaitReplicated blocks until every in-sync replica of part has the
+// record at lastOffset, or returns the Kafka error that stopped it.
+func awaitReplicated(part *partition.Partition, lastOffset int64, timeoutMs int32) error {
+	var code int16
+	done := make(chan struct{})
+	api.AwaitReplicated([]api.ReplicaWait{api.NewReplicaWait(part, lastOffset, &code)},
+		time.Duration(timeoutMs)*time.Millisecond, func() { close(done) })
+	<-done
+	if code != 0 {
+		return kerr.ErrorForCode(code)
+	}
+	return nil
 }
 
 // Load implements txn.Storage.
@@ -111,56 +137,30 @@ func (s txnStateStorage) Load(p int32, fn func(key, value []byte) error) error {
 	if err != nil {
 		return err
 	}
-	return replayLog(part.Log, part.HighWatermark(), func(_ int64, r record.Record) error {
+	// To the log end, not the high watermark, as Kafka loads a
+	// coordinator partition: a new leader's high watermark lags until
+	// its followers fetch again, and the records past it were replicated
+	// to it, possibly acknowledged by the coordinator it replaces.
+	return replayLog(part.Log, part.Log.LogEndOffset(), func(_ int64, r record.Record) error {
 		return fn(r.Key, r.Value)
 	})
 }
 
-// appendInternal appends a batch the broker built itself.
-func appendInternal(part *partition.Partition, batch []byte) error {
+// appendInternal appends a batch the broker built itself and returns the
+// offset of its last record.
+func appendInternal(part *partition.Partition, batch []byte) (int64, error) {
 	h, err := record.ParseHeader(batch)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	_, kafkaErr, err := part.AppendWith(batch, h, partition.AppendOptions{LogAppendTime: -1, Origin: partition.OriginCoordinator})
+	res, kafkaErr, err := part.AppendWith(batch, h, partition.AppendOptions{LogAppendTime: -1, Origin: partition.OriginCoordinator})
 	if kafkaErr != nil {
 		if err != nil {
-			return fmt.Errorf("%w: %v", kafkaErr, err)
+			return 0, fmt.Errorf("%w: %v", kafkaErr, err)
 		}
-		return kafkaErr
+		return 0, kafkaErr
 	}
-	return nil
-}
-
-// localMarkerSender delivers the coordinator's WriteTxnMarkers to this
-// node's own handler; partitions led by another broker get
-// NOT_LEADER_OR_FOLLOWER until brokers talk to each other.
-type localMarkerSender struct {
-	nodeID int32
-	broker interface {
-		WriteTxnMarkers(*kmsg.WriteTxnMarkersRequest) *kmsg.WriteTxnMarkersResponse
-	}
-	controller *controller.Controller
-}
-
-var errRemoteMarkers = errors.New("server: writing transaction markers on another broker is not supported yet")
-
-// Leader implements txn.MarkerSender.
-func (s *localMarkerSender) Leader(tp txn.TopicPartition) (int32, bool) {
-	t := s.controller.Image().Topic(tp.Topic)
-	if t == nil || tp.Partition < 0 || int(tp.Partition) >= len(t.Partitions) || t.Partitions[tp.Partition] == nil {
-		return -1, false
-	}
-	return t.Partitions[tp.Partition].Leader, true
-}
-
-// Send implements txn.MarkerSender.
-func (s *localMarkerSender) Send(broker int32, req *kmsg.WriteTxnMarkersRequest, done func(*kmsg.WriteTxnMarkersResponse, error)) {
-	if broker != s.nodeID {
-		done(nil, errRemoteMarkers)
-		return
-	}
-	done(s.broker.WriteTxnMarkers(req), nil)
+	return res.BaseOffset + int64(h.LastOffsetDelta), nil
 }
 
 // txnElections tells the transaction coordinator which __transaction_state
@@ -222,10 +222,7 @@ func (s txnOffsetsStorage) AppendTxn(p int32, producerID int64, epoch int16, kvs
 	if err != nil {
 		return 0, err
 	}
-	if err := appendInternal(part, batch); err != nil {
-		return 0, err
-	}
-	return part.Log.LogEndOffset() - 1, nil
+	return appendInternal(part, batch)
 }
 
 // LoadBatches implements group.TxnStorage.

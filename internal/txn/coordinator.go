@@ -13,7 +13,8 @@ import (
 // Storage is the broker's __transaction_state log.
 type Storage interface {
 	// Append durably appends one record (a nil value is a tombstone) to
-	// partition p of __transaction_state.
+	// partition p of __transaction_state: it returns once the in-sync
+	// replicas have it, as Kafka's coordinator appends with acks=-1.
 	Append(p int32, key, value []byte) error
 	// Load calls fn for every record of partition p from the start, in
 	// order. An error from fn stops the load and is returned.

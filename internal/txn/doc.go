@@ -15,9 +15,14 @@
 // to write (a Write) or the markers to send (a MarkerJob). Coordinator is
 // the thin driver: one Shard per partition this broker leads behind that
 // partition's mutex, appends through Storage, sends markers through
-// MarkerSender (a direct call on one node, WriteTxnMarkers to another
-// broker later), and runs the timers that abort timed-out transactions and
-// expire idle transactional ids.
+// MarkerSender (a direct call for partitions led by this broker,
+// WriteTxnMarkers to the leader for the others), and runs the timers that
+// abort timed-out transactions and expire idle transactional ids. What each
+// partition's answer means (written, retry with the leader of then, the
+// partition is gone, the transaction was fenced) is decided here, in
+// onMarkerResponse, as Kafka's TransactionMarkerRequestCompletionHandler;
+// retries have no limit of their own while this broker coordinates the
+// partition, as in Kafka.
 //
 // Every change goes through two steps, as in Kafka: a prepare step computes
 // the next state (a Transit) and marks it pending; once its record is

@@ -89,7 +89,9 @@ func (c *Coordinator) onMarkerResponse(r *markerRound, resp *kmsg.WriteTxnMarker
 		return
 	}
 	if err != nil {
-		c.log.Warn("sending transaction markers failed; retrying", "transactional_id", r.job.TransactionalID, "err", err)
+		// The broker is unreachable (Kafka's disconnected response): the
+		// partitions are sent again to the leaders of then.
+		c.log.Debug("sending transaction markers failed; retrying", "transactional_id", r.job.TransactionalID, "err", err)
 	} else {
 		for _, m := range resp.Markers {
 			for _, t := range m.Topics {
@@ -116,6 +118,7 @@ func (c *Coordinator) markerResultLocked(r *markerRound, tp TopicPartition, code
 	case kerr.UnknownTopicOrPartition, kerr.NotLeaderForPartition, kerr.NotEnoughReplicas,
 		kerr.NotEnoughReplicasAfterAppend, kerr.RequestTimedOut, kerr.KafkaStorageError:
 		// Retriable: the partition stays in the job.
+		c.log.Debug("writing transaction marker failed; retrying", "transactional_id", r.job.TransactionalID, "partition", tp, "err", code)
 	case kerr.InvalidProducerEpoch, kerr.TransactionCoordinatorFenced:
 		// The producer or coordinator moved on: this transaction's
 		// markers are no longer ours to write.
