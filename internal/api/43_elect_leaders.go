@@ -11,9 +11,6 @@ package api
 //   - A null topic list means every partition.
 
 import (
-	"errors"
-
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-streaming/samsa/internal/controller"
@@ -41,11 +38,7 @@ func handleElectLeaders(b *Broker, c *call, r kmsg.Request) {
 	}
 	results, err := b.Controller.ElectLeaders(c.version >= 1 && req.ElectionType == 1, targets)
 	if err != nil {
-		code := kerr.UnknownServerError.Code
-		if errors.Is(err, controller.ErrNotActive) {
-			code = kerr.NotController.Code
-		}
-		resp.ErrorCode = code
+		resp.ErrorCode = controllerErrorCode(err)
 		c.reply(resp)
 		return
 	}

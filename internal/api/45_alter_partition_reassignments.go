@@ -21,9 +21,6 @@ package api
 //     ListPartitionReassignments shows the progress.
 
 import (
-	"errors"
-
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-streaming/samsa/internal/controller"
@@ -49,10 +46,7 @@ func handleAlterPartitionReassignments(b *Broker, c *call, r kmsg.Request) {
 	allowFactorChange := c.version < 1 || req.AllowReplicationFactorChange
 	results, err := b.Controller.AlterPartitionReassignments(reqs, allowFactorChange)
 	if err != nil {
-		resp.ErrorCode = kerr.UnknownServerError.Code
-		if errors.Is(err, controller.ErrNotActive) {
-			resp.ErrorCode = kerr.NotController.Code
-		}
+		resp.ErrorCode = controllerErrorCode(err)
 		resp.ErrorMessage = strptr(err.Error())
 		c.reply(resp)
 		return

@@ -13,9 +13,6 @@ package api
 //     RemovingReplicas beside it.
 
 import (
-	"errors"
-
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-streaming/samsa/internal/controller"
@@ -43,10 +40,7 @@ func handleListPartitionReassignments(b *Broker, c *call, r kmsg.Request) {
 	}
 	ongoing, err := b.Controller.ListPartitionReassignments(targets)
 	if err != nil {
-		resp.ErrorCode = kerr.UnknownServerError.Code
-		if errors.Is(err, controller.ErrNotActive) {
-			resp.ErrorCode = kerr.NotController.Code
-		}
+		resp.ErrorCode = controllerErrorCode(err)
 		resp.ErrorMessage = strptr(err.Error())
 		c.reply(resp)
 		return

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -125,4 +126,15 @@ func (b *Broker) allocateProducerIDs() (first, size int64, err error) {
 		return 0, 0, err
 	}
 	return ar.ProducerIDStart, int64(ar.ProducerIDLen), nil
+}
+
+// controllerErrorCode is the top-level code for a controller write that
+// failed: NOT_CONTROLLER when this node is not (or no longer) the active
+// controller, so the client retries at the right one; else
+// UNKNOWN_SERVER_ERROR.
+func controllerErrorCode(err error) int16 {
+	if errors.Is(err, controller.ErrNotActive) {
+		return kerr.NotController.Code
+	}
+	return kerr.UnknownServerError.Code
 }

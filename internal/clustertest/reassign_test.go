@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"sync"
 	"testing"
@@ -123,26 +122,6 @@ func createAssignedTopic(t *testing.T, ctx context.Context, cl *kgo.Client, topi
 		}
 		return nil
 	})
-}
-
-// logBytes is the concatenation of a replica's segment files: records
-// appended byte for byte are equal here even if segments rolled apart.
-func logBytes(t *testing.T, n *Node, topic string, partition int32) []byte {
-	t.Helper()
-	files, err := filepath.Glob(filepath.Join(n.Dir, "data", fmt.Sprintf("%s-%d", topic, partition), "*.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sort.Strings(files)
-	var out []byte
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, b...)
-	}
-	return out
 }
 
 // TestReassignmentUnderLoad moves a partition from brokers {1,2,3} to
@@ -390,12 +369,12 @@ func TestReassignmentUnderLoad(t *testing.T) {
 	for _, n := range c.Nodes {
 		n.Kill()
 	}
-	want := logBytes(t, c.Nodes[1], topic, 0)
+	want := replicaBytes(t, c.Nodes[1], topic, 0)
 	if len(want) == 0 {
 		t.Fatal("no records on node 2")
 	}
 	for _, id := range []int{3, 4} {
-		if got := logBytes(t, c.Nodes[id-1], topic, 0); !bytes.Equal(got, want) {
+		if got := replicaBytes(t, c.Nodes[id-1], topic, 0); !bytes.Equal(got, want) {
 			t.Errorf("node %d holds %d log bytes, node 2 %d; they differ", id, len(got), len(want))
 		}
 	}
