@@ -44,6 +44,8 @@ type Request struct {
 	connection *connection
 	// taggedFields selects response header v1 for the response.
 	taggedFields bool
+	// pipelined is set for the API keys in Config.PipelinedAPIKeys.
+	pipelined bool
 	// timings is written by the reader, the handler pool and the writer, each
 	// before handing the request on, so no lock is needed.
 	timings RequestTimings
