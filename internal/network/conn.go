@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"os"
+	"runtime/debug"
 	"sync"
 	"time"
 )
@@ -165,6 +167,11 @@ func (c *connection) readLoop() {
 		if pooled != nil {
 			req.bodyHolders.Store(bodyHoldersPooled)
 		}
+		if req.pipelined && !c.prepare(req) {
+			req.releaseBody()
+			req.releaseBody()
+			return
+		}
 		if !c.addPending(req) {
 			// Nobody else has seen the request.
 			req.releaseBody()
@@ -264,6 +271,26 @@ func (c *connection) addPending(req *Request) bool {
 	if invariantsEnabled && ordered && c.mu.holding > 1 {
 		panic("network: two requests of one connection handed on at once")
 	}
+	return true
+}
+
+// prepare runs the handler's Preparer on req, if it has one; false if
+// Prepare panicked, which closes the connection.
+func (c *connection) prepare(req *Request) (ok bool) {
+	preparer, isPreparer := c.server.handler.(Preparer)
+	if !isPreparer {
+		return true
+	}
+	defer func() {
+		if recovered := recover(); recovered != nil {
+			c.server.logger.Error("Prepare panicked; closing connection",
+				"connection", c.info.ID, "api_key", req.APIKey, "api_version", req.APIVersion,
+				"panic", recovered, "stack", string(debug.Stack()))
+			c.close(slog.LevelWarn, "Prepare panicked", fmt.Errorf("panic: %v", recovered))
+			ok = false
+		}
+	}()
+	preparer.Prepare(req)
 	return true
 }
 

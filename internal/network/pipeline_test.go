@@ -181,3 +181,60 @@ func TestPipelinedConnectionsAreIndependent(t *testing.T) {
 	a.expectResponse(false, 1, "a1")
 	b.expectResponse(false, 1, "b1")
 }
+
+// preparingHandler is a gatedHandler that also prepares requests: Prepare
+// records the body, and panics for a body "panic".
+type preparingHandler struct {
+	*gatedHandler
+	prepared chan int32
+}
+
+func (h *preparingHandler) Prepare(req *Request) {
+	if string(req.Body) == "panic" {
+		panic("test panic in Prepare")
+	}
+	req.Prepared = "prepared " + string(req.Body)
+	h.prepared <- req.CorrelationID
+}
+
+// TestPrepareRunsWhilePreviousIsHandled: a pipelined request is prepared as
+// soon as it is read, while the previous request of its connection is still
+// in Handle, and Handle finds what Prepare left.
+func TestPrepareRunsWhilePreviousIsHandled(t *testing.T) {
+	handler := &preparingHandler{gatedHandler: newGatedHandler(false), prepared: make(chan int32, 8)}
+	s := startServer(t, orderedConfig(), handler)
+	client := dial(t, s)
+	client.send(pipelinedKey, 3, 1, []byte("p1"))
+	client.send(pipelinedKey, 3, 2, []byte("p2"))
+	first := handler.next(t)
+	for want := int32(1); want <= 2; want++ {
+		select {
+		case id := <-handler.prepared:
+			if id != want {
+				t.Fatalf("request %d prepared, want %d", id, want)
+			}
+		case <-time.After(testTimeout):
+			t.Fatalf("request %d not prepared while request 1 was in Handle", want)
+		}
+	}
+	if first.Prepared != "prepared p1" {
+		t.Fatalf("Handle found Prepared = %v", first.Prepared)
+	}
+	handler.release <- struct{}{}
+	first.Respond(BytesResponse([]byte(first.Prepared.(string))))
+	second := handler.next(t)
+	handler.release <- struct{}{}
+	second.Respond(BytesResponse([]byte(second.Prepared.(string))))
+	client.expectResponse(false, 1, "prepared p1")
+	client.expectResponse(false, 2, "prepared p2")
+
+	// A Prepare that panics closes only its connection.
+	client.send(pipelinedKey, 3, 3, []byte("panic"))
+	client.expectClosed()
+	other := dial(t, s)
+	other.send(pipelinedKey, 3, 1, []byte("p1"))
+	req := handler.next(t)
+	handler.release <- struct{}{}
+	req.Respond(BytesResponse(req.Body))
+	other.expectResponse(false, 1, "p1")
+}
