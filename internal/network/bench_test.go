@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"net"
 	"os"
@@ -164,5 +165,83 @@ func BenchmarkFileRegionResponses(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// crcAppendHandler stands in for the produce path: Prepare (when the server
+// pipelines) checksums the body as the CRC check does, Handle checksums it if
+// Prepare did not and writes it to a file as an append does, then answers.
+type crcAppendHandler struct {
+	file     *os.File
+	position int64 // only Handle touches it, one request at a time
+}
+
+func (h *crcAppendHandler) Prepare(req *Request) {
+	req.Prepared = crc32.Checksum(req.Body, crc32.MakeTable(crc32.Castagnoli))
+}
+
+func (h *crcAppendHandler) Handle(ctx context.Context, req *Request) {
+	if req.Prepared == nil {
+		req.Prepared = crc32.Checksum(req.Body, crc32.MakeTable(crc32.Castagnoli))
+	}
+	h.file.WriteAt(req.Body, h.position%(64<<20))
+	h.position += int64(len(req.Body))
+	req.Respond(BytesResponse(nil))
+}
+
+// BenchmarkPipelinedProduce sends 1 MiB produce-shaped requests with five in
+// flight, as a producer does, to a server that reads one request at a time
+// (Kafka's way) and to one that pipelines them (Config.PipelinedAPIKeys),
+// where the next request is read and checksummed while the previous one is
+// written out.
+func BenchmarkPipelinedProduce(b *testing.B) {
+	body := make([]byte, 1<<20)
+	frame := requestFrame(0, 9, 1, stringPointer("bench"), nil, body)
+	for _, mode := range []struct {
+		name string
+		cfg  Config
+	}{
+		{"one-at-a-time", Config{}},
+		{"pipelined", Config{MaxInFlightRequestsPerConnection: 5, PipelinedAPIKeys: []int16{0}}},
+	} {
+		b.Run(mode.name, func(b *testing.B) {
+			file, err := os.CreateTemp(b.TempDir(), "log")
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer file.Close()
+			mode.cfg.ReuseBodyAPIKeys = []int16{0}
+			s := startServer(b, mode.cfg, &crcAppendHandler{file: file})
+			conn, err := net.Dial("tcp", s.Addrs()[0].String())
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer conn.Close()
+			const inFlight = 5
+			sent := make(chan struct{}, inFlight)
+			done := make(chan error, 1)
+			go func() {
+				reader := bufio.NewReader(conn)
+				var response [8]byte
+				for range sent {
+					if _, err := io.ReadFull(reader, response[:]); err != nil {
+						done <- err
+						return
+					}
+				}
+				done <- nil
+			}()
+			b.SetBytes(int64(len(frame)))
+			for b.Loop() {
+				sent <- struct{}{}
+				if _, err := conn.Write(frame); err != nil {
+					b.Fatal(err)
+				}
+			}
+			close(sent)
+			if err := <-done; err != nil {
+				b.Fatal(err)
+			}
+		})
 	}
 }
