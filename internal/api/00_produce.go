@@ -70,7 +70,7 @@ type preparedProduce struct {
 // previous request is being appended. Anything it cannot do is left to
 // Handle, which then decodes and checks as if unprepared.
 func (b *Broker) Prepare(req *network.Request) {
-	h := handlers[req.APIKey]
+	h := b.tableFor(req.Conn.Listener)[req.APIKey]
 	if req.APIKey != 0 || h == nil || req.APIVersion < h.minVersion || req.APIVersion > h.maxVersion {
 		return
 	}
