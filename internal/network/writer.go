@@ -46,7 +46,6 @@ func (c *connection) writeLoop() {
 			}
 			err := w.write(ready)
 			c.finish(ready, err == nil)
-			c.answered(ready)
 			clear(ready)
 			switch {
 			case err != nil:
