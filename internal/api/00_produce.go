@@ -55,15 +55,51 @@ import (
 
 func init() { register(0, 3, 12, handleProduce) }
 
+// preparedProduce is a produce request decoded, and its batches' CRCs
+// checked, by Prepare, ahead of its turn.
+type preparedProduce struct {
+	request *kmsg.ProduceRequest
+	// crcMatched[topic][partition] is record.CRCMatches of that partition's
+	// records.
+	crcMatched [][]bool
+}
+
+// Prepare implements network.Preparer for Produce, which the network layer
+// pipelines: it decodes the request and checks the CRC of every batch, work
+// that depends on nothing but the request's bytes, while the connection's
+// previous request is being appended. Anything it cannot do is left to
+// Handle, which then decodes and checks as if unprepared.
+func (b *Broker) Prepare(req *network.Request) {
+	h := b.tableFor(req.Conn.Listener)[req.APIKey]
+	if req.APIKey != 0 || h == nil || req.APIVersion < h.minVersion || req.APIVersion > h.maxVersion {
+		return
+	}
+	request := kmsg.NewPtrProduceRequest()
+	request.SetVersion(req.APIVersion)
+	if err := request.ReadFrom(req.Body); err != nil {
+		return
+	}
+	prepared := &preparedProduce{request: request, crcMatched: make([][]bool, len(request.Topics))}
+	for ti := range request.Topics {
+		partitions := request.Topics[ti].Partitions
+		prepared.crcMatched[ti] = make([]bool, len(partitions))
+		for pi := range partitions {
+			prepared.crcMatched[ti][pi] = record.CRCMatches(partitions[pi].Records)
+		}
+	}
+	req.Prepared = prepared
+}
+
 func handleProduce(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.ProduceRequest)
+	prepared, _ := c.req.Prepared.(*preparedProduce)
 	resp := kmsg.NewPtrProduceResponse()
 	validAcks := req.Acks == 0 || req.Acks == 1 || req.Acks == -1
 	now := b.Now().UnixMilli()
-	for _, rt := range req.Topics {
+	for ti, rt := range req.Topics {
 		st := kmsg.NewProduceResponseTopic()
 		st.Topic = rt.Topic
-		for _, rp := range rt.Partitions {
+		for pi, rp := range rt.Partitions {
 			sp := kmsg.NewProduceResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.BaseOffset = -1
@@ -75,7 +111,8 @@ func handleProduce(b *Broker, c *call, r kmsg.Request) {
 			case controller.IsInternalTopic(rt.Topic):
 				sp.ErrorCode = kerr.InvalidTopicException.Code
 			default:
-				produceToPartition(b, req, rt.Topic, &rp, &sp, now)
+				crcMatched := prepared != nil && prepared.crcMatched[ti][pi]
+				produceToPartition(b, req, rt.Topic, &rp, &sp, now, crcMatched)
 			}
 			st.Partitions = append(st.Partitions, sp)
 		}
@@ -88,7 +125,9 @@ func handleProduce(b *Broker, c *call, r kmsg.Request) {
 	b.replyProduce(c, req, resp)
 }
 
-func produceToPartition(b *Broker, req *kmsg.ProduceRequest, topic string, rp *kmsg.ProduceRequestTopicPartition, sp *kmsg.ProduceResponseTopicPartition, nowMs int64) {
+// produceToPartition validates and appends one partition's batch; crcMatched
+// says Prepare found its CRC right already.
+func produceToPartition(b *Broker, req *kmsg.ProduceRequest, topic string, rp *kmsg.ProduceRequestTopicPartition, sp *kmsg.ProduceResponseTopicPartition, nowMs int64, crcMatched bool) {
 	p := b.Partitions.Get(topic, rp.Partition)
 	if p == nil {
 		sp.ErrorCode = notHostedError(b, topic, rp.Partition).Code
@@ -111,6 +150,7 @@ func produceToPartition(b *Broker, req *kmsg.ProduceRequest, topic string, rp *k
 		TimestampAfterMaxMs:  cfg.TimestampAfterMaxMs,
 		LogAppendTime:        cfg.MessageTimestampType == "LogAppendTime",
 		Compacted:            cfg.Compact(),
+		CRCMatched:           crcMatched,
 	})
 	if err != nil {
 		sp.ErrorCode = record.KafkaErrorCode(err)

@@ -211,12 +211,17 @@ func (b *Broker) Handle(ctx context.Context, req *network.Request) {
 		req.Respond(network.Response{None: true, Close: true})
 		return
 	}
-	body := kmsg.RequestForKey(req.APIKey)
-	body.SetVersion(req.APIVersion)
-	if err := body.ReadFrom(req.Body); err != nil {
-		b.Logger.Info("closing connection: malformed request", "key", req.APIKey, "version", req.APIVersion, "client", req.Conn.RemoteAddr, "err", err)
-		req.Respond(network.Response{None: true, Close: true})
-		return
+	var body kmsg.Request
+	if prepared, ok := req.Prepared.(*preparedProduce); ok {
+		body = prepared.request // decoded by Prepare
+	} else {
+		body = kmsg.RequestForKey(req.APIKey)
+		body.SetVersion(req.APIVersion)
+		if err := body.ReadFrom(req.Body); err != nil {
+			b.Logger.Info("closing connection: malformed request", "key", req.APIKey, "version", req.APIVersion, "client", req.Conn.RemoteAddr, "err", err)
+			req.Respond(network.Response{None: true, Close: true})
+			return
+		}
 	}
 	h.handle(b, &call{req: req, version: req.APIVersion, start: b.Now()}, body)
 }

@@ -99,9 +99,28 @@ type Config struct {
 	// MaxInFlightRequestsPerConnection (no Kafka key; Kafka is always 1) is how
 	// many requests of one connection may be read and not yet answered. 1
 	// keeps Kafka's ordering guarantee that a connection's requests are handled
-	// one after another; higher values let independent requests be handled
-	// concurrently, still answered in order. At most 128.
+	// one after another. Higher values read requests ahead; without
+	// PipelinedAPIKeys they are handled concurrently (for callers whose
+	// requests are independent), with PipelinedAPIKeys in Kafka's order (see
+	// there). Responses are written in request order either way. At most 128.
 	MaxInFlightRequestsPerConnection int
+
+	// PipelinedAPIKeys, when not empty, keeps Kafka's per-connection order
+	// while MaxInFlightRequestsPerConnection > 1 lets the reader read, frame
+	// and parse requests ahead:
+	//   - a request of one of these keys is handed to a handler once every
+	//     earlier request of its connection of these keys has returned from
+	//     Handle and every earlier request of other keys has been answered
+	//     (its response written), so their Handle calls run one at a time,
+	//     in arrival order;
+	//   - a request of any other key is handed on once every earlier request
+	//     of its connection has been answered, as in Kafka.
+	// For Produce this is what idempotent producers with up to five requests
+	// in flight need: the batches are appended in the order they were sent,
+	// while the next request is read off the socket and its response's
+	// predecessor is written. Handle of these keys must have done, before it
+	// returns, everything that later requests must see.
+	PipelinedAPIKeys []int16
 
 	// ReuseBodyAPIKeys lists the API keys whose request frames are read into
 	// pooled buffers that are reused once the request is finished (see
@@ -167,6 +186,8 @@ func (cfg Config) withDefaults() (Config, error) {
 			ErrConfig, cfg.MaxInFlightRequestsPerConnection, maxInFlightRequestsPerConnectionMax)
 	case slices.ContainsFunc(cfg.ReuseBodyAPIKeys, func(key int16) bool { return key < 0 }):
 		return cfg, fmt.Errorf("%w: negative API key in ReuseBodyAPIKeys", ErrConfig)
+	case slices.ContainsFunc(cfg.PipelinedAPIKeys, func(key int16) bool { return key < 0 }):
+		return cfg, fmt.Errorf("%w: negative API key in PipelinedAPIKeys", ErrConfig)
 	case cfg.ConnectionsMaxIdleMs < -1:
 		return cfg, fmt.Errorf("%w: connections.max.idle.ms %d", ErrConfig, cfg.ConnectionsMaxIdleMs)
 	}

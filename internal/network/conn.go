@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"os"
+	"runtime/debug"
 	"sync"
 	"time"
 )
@@ -41,6 +43,9 @@ type connection struct {
 	// wake tells the writer that a response may be ready or the reader has
 	// stopped. Capacity one: signals coalesce.
 	wake chan struct{}
+	// turn tells a reader waiting for its request's turn (Config.PipelinedAPIKeys)
+	// that an earlier request has let go. Capacity one: signals coalesce.
+	turn chan struct{}
 	// closed is closed when the connection closes.
 	closed    chan struct{}
 	closeOnce sync.Once
@@ -51,6 +56,14 @@ type connection struct {
 		// responses leave from the front.
 		// Invariant: len(pending) <= cap(inFlight).
 		pending []*Request
+		// holding counts the requests handed on that still hold back the
+		// next one in an ordered server (Config.PipelinedAPIKeys): pipelined
+		// ones until Handle returns, others until their response is written.
+		// Invariant: holding <= 1 when the server is ordered.
+		holding int
+		// unanswered counts the requests handed on whose responses have not
+		// been written yet.
+		unanswered int
 		// readerStopped means no request will be added: the client closed its
 		// side or the server is shutting down. The writer closes the
 		// connection once pending is empty.
@@ -73,6 +86,7 @@ func newConnection(s *Server, netConn net.Conn, listenerName, remoteIP string) *
 		},
 		inFlight: make(chan struct{}, s.cfg.MaxInFlightRequestsPerConnection),
 		wake:     make(chan struct{}, 1),
+		turn:     make(chan struct{}, 1),
 		closed:   make(chan struct{}),
 	}
 	c.ctx, c.cancel = context.WithCancel(s.baseContext)
@@ -148,9 +162,15 @@ func (c *connection) readLoop() {
 			taggedFields:  responseHasTaggedFields(&header),
 			timings:       RequestTimings{Received: received},
 			frame:         pooled,
+			pipelined:     s.isPipelined(header.APIKey),
 		}
 		if pooled != nil {
 			req.bodyHolders.Store(bodyHoldersPooled)
+		}
+		if req.pipelined && !c.prepare(req) {
+			req.releaseBody()
+			req.releaseBody()
+			return
 		}
 		if !c.addPending(req) {
 			// Nobody else has seen the request.
@@ -216,19 +236,95 @@ func (c *connection) stopReading() {
 	c.signalWriter()
 }
 
-// addPending appends req to the response order; false if the connection has
-// closed.
+// addPending appends req to the response order once it is req's turn to be
+// handed on; false if the connection has closed. In an ordered server
+// (Config.PipelinedAPIKeys) the turn of a pipelined request comes when no
+// earlier request holds on (see connection.mu.holding), of any other request
+// when every earlier one has been answered; otherwise at once.
 func (c *connection) addPending(req *Request) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.mu.closed {
-		return false
+	ordered := c.server.ordered
+	for first := true; ; first = false {
+		c.mu.Lock()
+		if c.mu.closed {
+			c.mu.Unlock()
+			return false
+		}
+		if first && c.mu.unanswered > 0 {
+			c.server.counters.requestsReadAhead.Add(1)
+		}
+		if !ordered || c.mu.holding == 0 && (req.pipelined || c.mu.unanswered == 0) {
+			break
+		}
+		c.mu.Unlock()
+		select {
+		case <-c.turn:
+		case <-c.closed:
+		}
 	}
+	defer c.mu.Unlock()
 	c.mu.pending = append(c.mu.pending, req)
+	c.mu.holding++
+	c.mu.unanswered++
 	if invariantsEnabled && len(c.mu.pending) > cap(c.inFlight) {
 		panic("network: more requests pending than in-flight tokens")
 	}
+	if invariantsEnabled && ordered && c.mu.holding > 1 {
+		panic("network: two requests of one connection handed on at once")
+	}
 	return true
+}
+
+// prepare runs the handler's Preparer on req, if it has one; false if
+// Prepare panicked, which closes the connection.
+func (c *connection) prepare(req *Request) (ok bool) {
+	preparer, isPreparer := c.server.handler.(Preparer)
+	if !isPreparer {
+		return true
+	}
+	defer func() {
+		if recovered := recover(); recovered != nil {
+			c.server.logger.Error("Prepare panicked; closing connection",
+				"connection", c.info.ID, "api_key", req.APIKey, "api_version", req.APIVersion,
+				"panic", recovered, "stack", string(debug.Stack()))
+			c.close(slog.LevelWarn, "Prepare panicked", fmt.Errorf("panic: %v", recovered))
+			ok = false
+		}
+	}()
+	preparer.Prepare(req)
+	return true
+}
+
+// handled records that Handle of req has returned: a pipelined request no
+// longer holds back the next one.
+func (c *connection) handled(req *Request) {
+	if !req.pipelined {
+		return
+	}
+	c.mu.Lock()
+	c.mu.holding--
+	c.mu.Unlock()
+	c.signalTurn()
+}
+
+// answered records that the responses of written have gone out (or failed
+// to): they no longer hold back later requests.
+func (c *connection) answered(written []*Request) {
+	c.mu.Lock()
+	c.mu.unanswered -= len(written)
+	for _, req := range written {
+		if !req.pipelined {
+			c.mu.holding--
+		}
+	}
+	c.mu.Unlock()
+	c.signalTurn()
+}
+
+func (c *connection) signalTurn() {
+	select {
+	case c.turn <- struct{}{}:
+	default:
+	}
 }
 
 // hasUnanswered reports whether a request read has not had its response

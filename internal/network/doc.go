@@ -49,6 +49,19 @@
 // Config.MaxInFlightRequestsPerConnection raises the limit for callers that
 // know their requests are independent; responses stay in order either way.
 //
+// Config.PipelinedAPIKeys keeps the order while reading ahead: the reader
+// frames and parses up to MaxInFlightRequestsPerConnection requests, but hands
+// a request of those keys (the broker's: Produce) to a handler only once the
+// previous one of its connection has returned from Handle, so appends happen
+// one at a time in arrival order, while the next request is read off the
+// socket and earlier responses are written; any other request is handed on
+// only once everything before it has been answered, as in Kafka. So at most
+// one request per connection is ever in Handle:
+//
+//	reader:   read 1 | read 2 ......... wait | read 3 ..... wait |
+//	handler:         | handle 1 (append) |   | handle 2 |        | handle 3
+//	writer:                              | write 1 |   | write 2 |
+//
 // # Memory bounds
 //
 // At most queued.max.requests requests wait in the queue, num.io.threads are

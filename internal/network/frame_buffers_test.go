@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
 	"testing"
 )
@@ -24,6 +25,55 @@ func TestFrameBufferClasses(t *testing.T) {
 	}
 	if getFrameBuffer(frameBufferPooledBytesMax+1) != nil {
 		t.Error("a frame above the pooled maximum got a pooled buffer")
+	}
+}
+
+// TestFreeFrameBuffersBounded: a released buffer is reused by the next frame
+// of its class, even across garbage collections, and no more than the
+// per-class and total limits stay free.
+func TestFreeFrameBuffersBounded(t *testing.T) {
+	drainFreeFrameBuffers()
+	t.Cleanup(drainFreeFrameBuffers)
+	buffer := getFrameBuffer(5000)
+	putFrameBuffer(buffer)
+	runtime.GC()
+	runtime.GC()
+	if again := getFrameBuffer(5000); again != buffer {
+		t.Error("a released buffer was not reused after two garbage collections")
+	}
+
+	small := make([]*frameBuffer, 2*frameBuffersFreePerClassMax)
+	for i := range small {
+		small[i] = getFrameBuffer(1 << 10)
+	}
+	for _, b := range small {
+		putFrameBuffer(b)
+	}
+	if free := len(frameBuffersFree[0]); free != frameBuffersFreePerClassMax {
+		t.Errorf("%d free buffers in a class, want the limit %d", free, frameBuffersFreePerClassMax)
+	}
+	large := make([]*frameBuffer, frameBuffersFreePerClassMax)
+	for i := range large {
+		large[i] = getFrameBuffer(frameBufferPooledBytesMax)
+	}
+	for _, b := range large {
+		putFrameBuffer(b)
+	}
+	held := int64(0)
+	for class := range frameBuffersFree {
+		held += int64(len(frameBuffersFree[class])) << (class + frameBufferClassMinShift)
+	}
+	if held > frameBuffersFreeBytesMax || held != frameBuffersFreeBytes.Load() {
+		t.Errorf("free buffers hold %d bytes, counted %d, limit %d", held, frameBuffersFreeBytes.Load(), frameBuffersFreeBytesMax)
+	}
+	t.Logf("%d bytes of free buffers kept", held)
+}
+
+func drainFreeFrameBuffers() {
+	for class := range frameBuffersFree {
+		for len(frameBuffersFree[class]) > 0 {
+			getFrameBuffer(1 << (class + frameBufferClassMinShift))
+		}
 	}
 }
 

@@ -26,6 +26,7 @@ type counters struct {
 	connectionsAccepted atomic.Uint64
 	connectionsRejected atomic.Uint64
 	requestsReceived    atomic.Uint64
+	requestsReadAhead   atomic.Uint64
 	requestsRejected    atomic.Uint64
 	responsesSent       atomic.Uint64
 	responsesDropped    atomic.Uint64
@@ -76,6 +77,9 @@ type Stats struct {
 	// truncation, malformed header).
 	RequestsReceived uint64
 	RequestsRejected uint64
+	// RequestsReadAhead counts requests read while an earlier request of
+	// their connection was still unanswered (pipelining).
+	RequestsReadAhead uint64
 	// ResponsesSent counts written responses; ResponsesDropped those lost to
 	// a closed connection.
 	ResponsesSent    uint64

@@ -51,6 +51,11 @@ type Server struct {
 	// reuseBody is indexed by API key: whether its frames are pooled
 	// (Config.ReuseBodyAPIKeys).
 	reuseBody []bool
+	// ordered is set when Config.PipelinedAPIKeys is: requests are handed to
+	// handlers in Kafka's per-connection order; pipelined is indexed by API
+	// key.
+	ordered   bool
+	pipelined []bool
 	handlers  []*handlerClock
 
 	// connectionSlots holds a token per open connection when max.connections
@@ -113,12 +118,9 @@ func NewServer(cfg Config, handler Handler, logger *slog.Logger) (*Server, error
 		stopReading:   make(chan struct{}),
 		stopped:       make(chan struct{}),
 	}
-	for _, key := range cfg.ReuseBodyAPIKeys {
-		for int(key) >= len(s.reuseBody) {
-			s.reuseBody = append(s.reuseBody, false)
-		}
-		s.reuseBody[key] = true
-	}
+	s.reuseBody = apiKeySet(cfg.ReuseBodyAPIKeys)
+	s.pipelined = apiKeySet(cfg.PipelinedAPIKeys)
+	s.ordered = len(cfg.PipelinedAPIKeys) > 0
 	s.baseContext, s.cancelBase = context.WithCancel(context.Background())
 	if cfg.MaxConnections > 0 {
 		s.connectionSlots = make(chan struct{}, cfg.MaxConnections)
@@ -413,6 +415,7 @@ func (s *Server) Stats() Stats {
 		ReadersBlocked:       s.counters.readersBlocked.Load(),
 		QueueFullWaits:       s.counters.queueFullWaits.Load(),
 		RequestsReceived:     s.counters.requestsReceived.Load(),
+		RequestsReadAhead:    s.counters.requestsReadAhead.Load(),
 		RequestsRejected:     s.counters.requestsRejected.Load(),
 		ResponsesSent:        s.counters.responsesSent.Load(),
 		ResponsesDropped:     s.counters.responsesDropped.Load(),
@@ -442,6 +445,23 @@ func (s *Server) Stats() Stats {
 // reusesBody reports whether frames of apiKey are read into pooled buffers.
 func (s *Server) reusesBody(apiKey int16) bool {
 	return apiKey >= 0 && int(apiKey) < len(s.reuseBody) && s.reuseBody[apiKey]
+}
+
+// isPipelined reports whether apiKey is in Config.PipelinedAPIKeys.
+func (s *Server) isPipelined(apiKey int16) bool {
+	return apiKey >= 0 && int(apiKey) < len(s.pipelined) && s.pipelined[apiKey]
+}
+
+// apiKeySet turns a list of (non-negative) API keys into a table indexed by key.
+func apiKeySet(keys []int16) []bool {
+	var set []bool
+	for _, key := range keys {
+		for int(key) >= len(set) {
+			set = append(set, false)
+		}
+		set[key] = true
+	}
+	return set
 }
 
 func acceptGate(cfg Config) chan struct{} {

@@ -36,6 +36,9 @@ type Request struct {
 	Body []byte
 	// Conn describes the connection the request arrived on.
 	Conn *ConnInfo
+	// Prepared is whatever Preparer.Prepare left for Handle; nil if the
+	// request was not prepared.
+	Prepared any
 
 	// respond is the whole of Respond for requests made by NewRequest.
 	respond func(Response)
@@ -44,6 +47,8 @@ type Request struct {
 	connection *connection
 	// taggedFields selects response header v1 for the response.
 	taggedFields bool
+	// pipelined is set for the API keys in Config.PipelinedAPIKeys.
+	pipelined bool
 	// timings is written by the reader, the handler pool and the writer, each
 	// before handing the request on, so no lock is needed.
 	timings RequestTimings
@@ -186,6 +191,19 @@ type RegionFile interface {
 // connection on an unexpected error, and the broker keeps running.
 type Handler interface {
 	Handle(ctx context.Context, req *Request)
+}
+
+// Preparer is a Handler that can do the work of a pipelined request
+// (Config.PipelinedAPIKeys) that depends on nothing but its own bytes, such
+// as decoding it and checking its checksums, before the request's turn
+// comes: the connection's reader calls Prepare as soon as the request is
+// read, while the previous request of the connection is still in Handle, and
+// Handle later finds the result in Request.Prepared. Prepare must not change
+// anything another request could see, must not call Respond, and must not
+// block; Body may be read as in Handle. A Prepare that panics closes the
+// connection.
+type Preparer interface {
+	Prepare(req *Request)
 }
 
 // HandlerFunc adapts a function to Handler.

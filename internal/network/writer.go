@@ -46,6 +46,7 @@ func (c *connection) writeLoop() {
 			}
 			err := w.write(ready)
 			c.finish(ready, err == nil)
+			c.answered(ready)
 			clear(ready)
 			switch {
 			case err != nil:

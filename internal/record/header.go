@@ -179,6 +179,17 @@ func ComputeCRC(batch []byte) uint32 {
 	return crc32.Checksum(batch[offsetAttributes:], castagnoli)
 }
 
+// CRCMatches reports whether batch, taken whole as one record batch, has
+// the CRC its header claims. It is the CRC check of Validate alone, for a
+// caller that checks the CRC early (ValidateOptions.CRCMatched); false
+// for bytes too short to hold a header.
+func CRCMatches(batch []byte) bool {
+	if len(batch) < HeaderSize {
+		return false
+	}
+	return ComputeCRC(batch) == binary.BigEndian.Uint32(batch[offsetCRC:])
+}
+
 // SetBaseOffset rewrites the base offset of the batch at the start of b in place.
 func SetBaseOffset(b []byte, baseOffset int64) {
 	binary.BigEndian.PutUint64(b[offsetBaseOffset:], uint64(baseOffset))

@@ -198,7 +198,30 @@ func TestValidateErrors(t *testing.T) {
 			if !bytes.Equal(batch, before) {
 				t.Fatal("a rejected batch was modified")
 			}
+			// Checking the CRC early (CRCMatches, then CRCMatched) gives the
+			// same error.
+			opts.CRCMatched = CRCMatches(batch)
+			if _, early := Validate(batch, opts); fmt.Sprint(early) != fmt.Sprint(err) {
+				t.Fatalf("with the CRC checked early: err %v, want %v", early, err)
+			}
 		})
+	}
+}
+
+func TestCRCMatches(t *testing.T) {
+	good := mustBuild(t, producerOptions(CodecNone), sampleRecords(5, 20))
+	if !CRCMatches(good) {
+		t.Fatal("a built batch does not match its CRC")
+	}
+	for i := offsetAttributes; i < len(good); i += 7 {
+		bad := bytes.Clone(good)
+		bad[i] ^= 0x01
+		if CRCMatches(bad) {
+			t.Fatalf("a batch with byte %d flipped matches its CRC", i)
+		}
+	}
+	if CRCMatches(good[:HeaderSize-1]) || CRCMatches(nil) {
+		t.Fatal("bytes shorter than a header match a CRC")
 	}
 }
 
