@@ -110,16 +110,20 @@ type Config struct {
 	// and parse requests ahead:
 	//   - a request of one of these keys is handed to a handler once every
 	//     earlier request of its connection of these keys has returned from
-	//     Handle and every earlier request of other keys has been answered
-	//     (its response written), so their Handle calls run one at a time,
-	//     in arrival order;
+	//     Handle and been given its response (Respond called), and every
+	//     earlier request of other keys has been answered (its response
+	//     written), so their Handle calls run one at a time, in arrival
+	//     order, and none starts while an earlier one waits to answer (a
+	//     parked acks=-1 produce);
 	//   - a request of any other key is handed on once every earlier request
 	//     of its connection has been answered, as in Kafka.
 	// For Produce this is what idempotent producers with up to five requests
 	// in flight need: the batches are appended in the order they were sent,
-	// while the next request is read off the socket and its response's
-	// predecessor is written. Handle of these keys must have done, before it
-	// returns, everything that later requests must see.
+	// one request's batches at a time, each once the previous request has
+	// been answered, while the next request is read off the socket and its
+	// predecessor's response is written. Handle of these keys must have
+	// done, before it returns and answers, everything that later requests
+	// must see.
 	PipelinedAPIKeys []int16
 
 	// ReuseBodyAPIKeys lists the API keys whose request frames are read into

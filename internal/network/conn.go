@@ -58,7 +58,8 @@ type connection struct {
 		pending []*Request
 		// holding counts the requests handed on that still hold back the
 		// next one in an ordered server (Config.PipelinedAPIKeys): pipelined
-		// ones until Handle returns, others until their response is written.
+		// ones until Handle has returned and Respond has been called (see
+		// Request.turnHolds), others until their response is written.
 		// Invariant: holding <= 1 when the server is ordered.
 		holding int
 		// unanswered counts the requests handed on whose responses have not
@@ -264,6 +265,9 @@ func (c *connection) addPending(req *Request) bool {
 	defer c.mu.Unlock()
 	c.mu.pending = append(c.mu.pending, req)
 	c.mu.holding++
+	if ordered && req.pipelined {
+		req.turnHolds = pipelinedTurnHolds
+	}
 	c.mu.unanswered++
 	if invariantsEnabled && len(c.mu.pending) > cap(c.inFlight) {
 		panic("network: more requests pending than in-flight tokens")
@@ -294,16 +298,47 @@ func (c *connection) prepare(req *Request) (ok bool) {
 	return true
 }
 
-// handled records that Handle of req has returned: a pipelined request no
-// longer holds back the next one.
+// pipelinedTurnHolds is Request.turnHolds of a pipelined request when it is
+// handed on in an ordered server: it holds back the next request of its
+// connection until Handle has returned and Respond has been called.
+const pipelinedTurnHolds = 2
+
+// handled records that Handle of req has returned: a pipelined request that
+// has also been answered no longer holds back the next one.
 func (c *connection) handled(req *Request) {
-	if !req.pipelined {
-		return
-	}
 	c.mu.Lock()
-	c.mu.holding--
+	let := c.letGoLocked(req)
 	c.mu.Unlock()
-	c.signalTurn()
+	if let {
+		c.signalTurn()
+	}
+}
+
+// letGoLocked drops one of req's holds on the next request's turn (Handle
+// returned, or Respond called); true when that was the last, so the next
+// request may be handed on.
+//
+// Both are needed, not Handle returning alone: an acks=-1 produce returns
+// from Handle with its batches appended but waits for its replicas before
+// it answers, and a connection that appended its next requests meanwhile
+// would leave up to five batches of one producer appended that the producer
+// has not heard of. Kafka never does (it mutes a connection until the
+// response is sent), and the producer state relies on it: a replica that
+// becomes leader opens its producer state from a snapshot, which keeps each
+// producer's last batch only (as Kafka's do), so the producer's retry of
+// the first of those batches would answer OUT_OF_ORDER_SEQUENCE_NUMBER, and
+// the producer, bumping its epoch and resending them, would append them
+// twice.
+func (c *connection) letGoLocked(req *Request) bool {
+	if req.turnHolds == 0 {
+		return false
+	}
+	req.turnHolds--
+	if req.turnHolds > 0 {
+		return false
+	}
+	c.mu.holding--
+	return true
 }
 
 // answered records that the responses of written have gone out (or failed
@@ -347,6 +382,9 @@ func (c *connection) complete(req *Request, resp Response) {
 		return
 	}
 	req.responded = true
+	// A response that closes the connection lets nothing after it be
+	// handled.
+	let := !resp.Close && c.letGoLocked(req)
 	if c.mu.closed {
 		c.mu.Unlock()
 		c.server.counters.responsesDropped.Add(1)
@@ -356,6 +394,9 @@ func (c *connection) complete(req *Request, resp Response) {
 	req.response = resp
 	req.timings.Responded = time.Now()
 	c.mu.Unlock()
+	if let {
+		c.signalTurn()
+	}
 	c.signalWriter()
 }
 

@@ -52,11 +52,15 @@
 // Config.PipelinedAPIKeys keeps the order while reading ahead: the reader
 // frames and parses up to MaxInFlightRequestsPerConnection requests, but hands
 // a request of those keys (the broker's: Produce) to a handler only once the
-// previous one of its connection has returned from Handle, so appends happen
-// one at a time in arrival order, while the next request is read off the
-// socket and earlier responses are written; any other request is handed on
-// only once everything before it has been answered, as in Kafka. So at most
-// one request per connection is ever in Handle:
+// previous one of its connection has returned from Handle and been given its
+// response, so appends happen one at a time in arrival order, while the next
+// request is read off the socket and earlier responses are written; any other
+// request is handed on only once everything before it has been answered, as
+// in Kafka. So at most one request per connection is ever in Handle, and a
+// parked acks=-1 produce holds back the next one until it answers, as
+// Kafka's muted channel does (else several batches of one producer could be
+// appended that it has not heard of, which the producer state cannot
+// deduplicate after a reload):
 //
 //	reader:   read 1 | read 2 ......... wait | read 3 ..... wait |
 //	handler:         | handle 1 (append) |   | handle 2 |        | handle 3

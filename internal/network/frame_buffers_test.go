@@ -159,3 +159,73 @@ func TestReusedBodyHeldUntilFinished(t *testing.T) {
 		})
 	}
 }
+
+// TestPipelinedBodiesReleasedOnceWhenConnectionCloses: a connection has a
+// pipelined request parked (Handle returned, Respond not yet called), the
+// next read ahead and waiting for its turn, and three more sent. The parked
+// body stays intact while other connections churn the pool; its response
+// closes the connection; the request read ahead is never handed to the
+// handler; and each of the two buffers goes back to the pool exactly once (a
+// second release panics under the invariants tag, and a buffer released
+// twice would be counted twice).
+func TestPipelinedBodiesReleasedOnceWhenConnectionCloses(t *testing.T) {
+	const key = 0
+	handler := &bodyKeepingHandler{parked: make(chan *Request, 16)}
+	s := startServer(t, Config{
+		ReuseBodyAPIKeys: []int16{key}, PipelinedAPIKeys: []int16{key},
+		MaxInFlightRequestsPerConnection: 5, NumIOThreads: 4,
+	}, handler)
+	body := func(prefix string, i int) []byte {
+		return fmt.Appendf(nil, "%s-%d-%s", prefix, i, bytes.Repeat([]byte{byte('a' + i%26)}, 3000))
+	}
+
+	releasedBefore := frameBuffersReleased.Load()
+	closing := dial(t, s)
+	for i := range 5 {
+		closing.send(key, 3, int32(i+1), body("park", i+1))
+	}
+	parked := <-handler.parked
+	waitFor(t, "the next read ahead", func() bool { return s.Stats().RequestsReceived >= 2 })
+
+	const echoes = 4 * 100
+	var wg sync.WaitGroup
+	for client := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := dial(t, s)
+			for i := range echoes / 4 {
+				want := body("echo", client*1000+i)
+				c.send(key, 3, int32(i), want)
+				if _, got := c.readResponse(false); !bytes.Equal(got, want) {
+					t.Errorf("echo %d of client %d came back as %.20q", i, client, got)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if want := body("park", 1); !bytes.Equal(parked.Body, want) {
+		t.Fatalf("body of a parked request was reused: %.20q", parked.Body)
+	}
+	parked.Respond(Response{Chunks: []Chunk{{Bytes: parked.Body}}, Close: true})
+	if _, got := closing.readResponse(false); !bytes.Equal(got, body("park", 1)) {
+		t.Fatalf("parked response came back as %.20q", got)
+	}
+	closing.expectClosed()
+	waitFor(t, "the closed connection to be gone", func() bool { return s.Stats().ConnectionsActive == 4 })
+	select {
+	case req := <-handler.parked:
+		t.Fatalf("request %d of the closed connection was handed on", req.CorrelationID)
+	default:
+	}
+	if invariantsEnabled {
+		// The echoes and the two requests read of the closed connection; the
+		// three it sent last were never read.
+		const want = echoes + 2
+		waitFor(t, "every body to be released", func() bool { return frameBuffersReleased.Load()-releasedBefore >= want })
+		if got := frameBuffersReleased.Load() - releasedBefore; got != want {
+			t.Fatalf("%d buffers released, want %d: one was released twice", got, want)
+		}
+	}
+}

@@ -102,29 +102,37 @@ func TestPipelinedRequestsHandledOneAtATimeInOrder(t *testing.T) {
 	t.Logf("handled in order %v", handler.mu.order)
 }
 
-// TestPipelinedRequestNeedsOnlyHandleToReturn: a pipelined request whose
-// Handle returned without answering (a parked acks=-1 produce) lets the next
-// pipelined request be handled; answers given in reverse still go out in
-// request order.
-func TestPipelinedRequestNeedsOnlyHandleToReturn(t *testing.T) {
+// TestParkedPipelinedRequestHoldsBackTheNext: a pipelined request whose
+// Handle returned without answering (a parked acks=-1 produce, its batches
+// appended, waiting for its replicas) holds back the next pipelined request
+// of its connection until it answers, as Kafka's muted channel does: were
+// the next appended meanwhile, a producer could have up to five batches
+// appended that it has not heard of, and its retries after a producer state
+// reload (which keeps each producer's last batch only) would answer
+// OUT_OF_ORDER_SEQUENCE_NUMBER and make it append them again under a new
+// epoch. The requests are still read ahead meanwhile.
+func TestParkedPipelinedRequestHoldsBackTheNext(t *testing.T) {
 	handler := newParkingHandler()
 	s := startServer(t, orderedConfig(), handler)
 	client := dial(t, s)
-	for i := int32(1); i <= 3; i++ {
+	const requests = 3
+	for i := int32(1); i <= requests; i++ {
 		client.send(pipelinedKey, 3, i, []byte(fmt.Sprint("p", i)))
 	}
-	parked := make([]*Request, 0, 3)
-	for i := int32(1); i <= 3; i++ {
+	for i := int32(1); i <= requests; i++ {
 		req := handler.next(t)
 		if req.CorrelationID != i {
 			t.Fatalf("request %d handed on as number %d", req.CorrelationID, i)
 		}
-		parked = append(parked, req)
-	}
-	for i := len(parked) - 1; i >= 0; i-- {
-		parked[i].Respond(BytesResponse(parked[i].Body))
-	}
-	for i := int32(1); i <= 3; i++ {
+		if i < requests {
+			waitFor(t, "the next request read ahead", func() bool { return s.Stats().RequestsReceived >= uint64(i+1) })
+			select {
+			case early := <-handler.requests:
+				t.Fatalf("request %d handed on while request %d was parked unanswered", early.CorrelationID, i)
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+		req.Respond(BytesResponse(req.Body))
 		client.expectResponse(false, i, fmt.Sprint("p", i))
 	}
 }

@@ -85,8 +85,9 @@ func (s *Server) dispatch(req *Request, dequeued time.Time) {
 	if s.cfg.Observer != nil {
 		s.cfg.Observer.RequestDequeued(req, dequeued.Sub(req.timings.Received))
 	}
-	// Once Handle returns, a pipelined request lets the next one of its
-	// connection be handed on (Config.PipelinedAPIKeys).
+	// Once Handle has returned and Respond has been called, a pipelined
+	// request lets the next one of its connection be handed on
+	// (Config.PipelinedAPIKeys).
 	defer c.handled(req)
 	defer func() {
 		if recovered := recover(); recovered != nil {

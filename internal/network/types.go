@@ -49,6 +49,11 @@ type Request struct {
 	taggedFields bool
 	// pipelined is set for the API keys in Config.PipelinedAPIKeys.
 	pipelined bool
+	// turnHolds counts what a pipelined request handed on in an ordered
+	// server still waits for before the next request of its connection may
+	// be handed on: Handle to return, Respond to be called (see
+	// connection.letGoLocked). Guarded by connection.mu.
+	turnHolds int
 	// timings is written by the reader, the handler pool and the writer, each
 	// before handing the request on, so no lock is needed.
 	timings RequestTimings

@@ -46,16 +46,18 @@ func (c *connection) writeLoop() {
 			}
 			err := w.write(ready)
 			c.finish(ready, err == nil)
-			c.answered(ready)
-			clear(ready)
 			switch {
 			case err != nil:
 				c.close(slog.LevelDebug, "write failed", err)
 				return
 			case closeAfter:
+				// Closed before the answered requests let the next one be
+				// handed on: nothing after a closing response is handled.
 				c.close(slog.LevelDebug, "response asked to close the connection", nil)
 				return
 			}
+			c.answered(ready)
+			clear(ready)
 		}
 	}
 }

@@ -255,8 +255,9 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 		// of the body once it has answered. perf_test.go checks it.
 		ReuseBodyAPIKeys: []int16{0},
 		// Produce requests are read ahead while the previous one is handled
-		// and answered, and appended one at a time in arrival order, which
-		// idempotent producers need (network.Config.PipelinedAPIKeys);
+		// and answered, and appended one at a time in arrival order, each
+		// once the previous one has answered, which idempotent producers
+		// need (network.Config.PipelinedAPIKeys);
 		// every other request waits for the earlier ones to be answered, as
 		// in Kafka. Five is the max.in.flight.requests.per.connection of
 		// Kafka's producers (and franz-go's); more would only hold frames.
