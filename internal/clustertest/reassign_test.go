@@ -20,37 +20,17 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// replicaState is one partition's replicas, ISR and leader as one node's
-// metadata says.
-type replicaState struct {
-	replicas, isr []int32
-	leader        int32
-}
-
-func replicaStateOf(ctx context.Context, addr, topic string, partition int32) (replicaState, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+// replicaStateOf is one partition as one node's metadata shows it.
+func replicaStateOf(ctx context.Context, addr, topic string, partition int32) (partitionState, error) {
+	st, err := topicState(ctx, addr, topic)
 	if err != nil {
-		return replicaState{}, err
+		return partitionState{}, err
 	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	defer cancel()
-	req := kmsg.NewPtrMetadataRequest()
-	rt := kmsg.NewMetadataRequestTopic()
-	rt.Topic = &topic
-	req.Topics = append(req.Topics, rt)
-	resp, err := req.RequestWith(ctx, cl.SeedBrokers()[0])
-	if err != nil {
-		return replicaState{}, err
+	p, ok := st[partition]
+	if !ok {
+		return partitionState{}, fmt.Errorf("node %s: no partition %s-%d", addr, topic, partition)
 	}
-	for _, mt := range resp.Topics {
-		for _, p := range mt.Partitions {
-			if p.Partition == partition {
-				return replicaState{replicas: p.Replicas, isr: p.ISR, leader: p.Leader}, nil
-			}
-		}
-	}
-	return replicaState{}, fmt.Errorf("node %s: no partition %s-%d", addr, topic, partition)
+	return p, nil
 }
 
 // waitReplicas waits until every node's metadata shows the partition on

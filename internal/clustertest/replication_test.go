@@ -48,9 +48,9 @@ func createReplicatedTopic(t *testing.T, c *Cluster, topic string, partitions in
 
 // partitionState is one partition as the metadata of a node says.
 type partitionState struct {
-	leader int32
-	epoch  int32
-	isr    []int32
+	leader        int32
+	epoch         int32
+	replicas, isr []int32
 }
 
 func topicState(ctx context.Context, addr, topic string) (map[int32]partitionState, error) {
@@ -72,7 +72,7 @@ func topicState(ctx context.Context, addr, topic string) (map[int32]partitionSta
 	out := map[int32]partitionState{}
 	for _, mt := range resp.Topics {
 		for _, p := range mt.Partitions {
-			out[p.Partition] = partitionState{leader: p.Leader, epoch: p.LeaderEpoch, isr: p.ISR}
+			out[p.Partition] = partitionState{leader: p.Leader, epoch: p.LeaderEpoch, replicas: p.Replicas, isr: p.ISR}
 		}
 	}
 	return out, nil
