@@ -207,6 +207,7 @@ func TestDedicatedControllersAndBrokers(t *testing.T) {
 	if !restored {
 		t.Errorf("the restarted broker did not catch up from a snapshot")
 	}
+	checkMetadataSnapshotFetch(ctx, t, c)
 	// It serves again: a preferred leader election gives it back the
 	// partitions it prefers, and records produced there read back.
 	adm := kadm.NewClient(newClient(t, c.Addrs()))
@@ -367,5 +368,81 @@ func checkControllerListener(ctx context.Context, t *testing.T, c *Cluster) {
 	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
 	if n, err := conn.Read(make([]byte, 64)); !errors.Is(err, io.EOF) {
 		t.Errorf("a Metadata request on the controller listener: read %d bytes, %v; want the connection closed", n, err)
+	}
+}
+
+// checkMetadataSnapshotFetch fetches the metadata log from offset 0 on a
+// controller whose tail no longer reaches it: the answer names a snapshot,
+// which FetchSnapshot serves; a wrong snapshot id, a position past its end
+// and another partition get Kafka's errors.
+func checkMetadataSnapshotFetch(ctx context.Context, t *testing.T, c *Cluster) {
+	t.Helper()
+	var seed *kgo.Broker
+	fetch := kmsg.NewPtrFetchRequest()
+	fetch.ReplicaID = 99
+	ft := kmsg.NewFetchRequestTopic()
+	ft.Topic = "__cluster_metadata"
+	fp := kmsg.NewFetchRequestTopicPartition()
+	fp.FetchOffset, fp.PartitionMaxBytes = 0, 1<<20
+	ft.Partitions = append(ft.Partitions, fp)
+	fetch.Topics = append(fetch.Topics, ft)
+	var id kmsg.FetchResponseTopicPartitionSnapshotID
+	controllers := make([]*kgo.Broker, len(c.Controllers))
+	for i, controller := range c.Controllers {
+		controllers[i] = newClient(t, []string{controller.Addr()}).SeedBrokers()[0]
+	}
+	WaitFor(t, 30*time.Second, func() error {
+		var last error
+		for i, controller := range c.Controllers {
+			b := controllers[i]
+			resp, err := b.Request(ctx, fetch)
+			if err != nil {
+				last = err
+				continue
+			}
+			p := resp.(*kmsg.FetchResponse).Topics[0].Partitions[0]
+			if p.ErrorCode != 0 || p.SnapshotID.EndOffset < 0 {
+				last = fmt.Errorf("fetch from offset 0 on %s: error %d, snapshot id %+v", controller.Addr(), p.ErrorCode, p.SnapshotID)
+				continue
+			}
+			seed, id = b, p.SnapshotID
+			return nil
+		}
+		return last
+	})
+	snapshotFetch := func(topic string, endOffset int64, epoch int32, position int64) kmsg.FetchSnapshotResponseTopicPartition {
+		t.Helper()
+		req := kmsg.NewPtrFetchSnapshotRequest()
+		req.ReplicaID, req.MaxBytes = 99, 1<<20
+		rt := kmsg.NewFetchSnapshotRequestTopic()
+		rt.Topic = topic
+		rp := kmsg.NewFetchSnapshotRequestTopicPartition()
+		rp.SnapshotID.EndOffset, rp.SnapshotID.Epoch, rp.Position = endOffset, epoch, position
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		resp, err := seed.Request(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.(*kmsg.FetchSnapshotResponse).Topics[0].Partitions[0]
+	}
+	whole := snapshotFetch("__cluster_metadata", id.EndOffset, id.Epoch, 0)
+	if whole.ErrorCode != 0 || whole.Size <= 0 || int64(len(whole.Bytes)) != whole.Size {
+		t.Fatalf("FetchSnapshot %+v: error %d, %d of %d bytes", id, whole.ErrorCode, len(whole.Bytes), whole.Size)
+	}
+	for name, tc := range map[string]struct {
+		topic     string
+		endOffset int64
+		position  int64
+		want      *kerr.Error
+	}{
+		"unknown snapshot":      {"__cluster_metadata", id.EndOffset + 1000, 0, kerr.SnapshotNotFound},
+		"position past the end": {"__cluster_metadata", id.EndOffset, whole.Size + 1, kerr.PositionOutOfRange},
+		"negative position":     {"__cluster_metadata", id.EndOffset, -1, kerr.PositionOutOfRange},
+		"another partition":     {"orders", id.EndOffset, 0, kerr.UnknownTopicOrPartition},
+	} {
+		if got := snapshotFetch(tc.topic, tc.endOffset, id.Epoch, tc.position); got.ErrorCode != tc.want.Code {
+			t.Errorf("FetchSnapshot, %s: error %d, want %s", name, got.ErrorCode, tc.want.Message)
+		}
 	}
 }
