@@ -79,6 +79,7 @@ func smokeOptions() options {
 
 func main() {
 	maybeServeBroker()
+	bench.TuneGC() // the load generator only; brokers run with their defaults
 	o, err := parseFlags(os.Args[1:])
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)

@@ -33,6 +33,7 @@ package api
 
 import (
 	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -102,9 +103,11 @@ func handleFetch(b *Broker, c *call, r kmsg.Request) {
 		readCommitted: c.version >= 4 && req.IsolationLevel == 1,
 		replicaID:     fetchReplicaID(c.version, req),
 	}
-	results, bytes, respondNow := op.read()
+	results, bytes, respondNow := op.read(getFetchResults())
+	op.scratch = results
 	if bytes >= int64(req.MinBytes) || req.MaxWaitMillis <= 0 || respondNow || len(targets) == 0 {
 		op.respond(results)
+		putFetchResults(results)
 		return
 	}
 	op.park()
@@ -118,6 +121,12 @@ type fetchOp struct {
 	targets       []fetchTarget
 	session       *fetchSession
 	readCommitted bool
+	// scratch holds the results of the first read and of the re-checks,
+	// which run one at a time, so a parked fetch woken by every append does
+	// not allocate them anew each time; it comes from and goes back to
+	// fetchResults. The deadline's read (expire), which may overlap a
+	// re-check, uses its own.
+	scratch []fetchPartitionResult
 	// replicaID is the follower fetching (fetch_replica.go), -1 for a
 	// consumer.
 	replicaID int32
@@ -134,14 +143,14 @@ type fetchOp struct {
 	}
 }
 
-// read reads every target once. respondNow is set when a partition has an
+// read reads every target once into dst. respondNow is set when a partition has an
 // error or a preferred read replica, which are answered without waiting.
-func (op *fetchOp) read() (results []fetchPartitionResult, total int64, respondNow bool) {
+func (op *fetchOp) read(dst []fetchPartitionResult) (results []fetchPartitionResult, total int64, respondNow bool) {
 	remaining := int64(op.req.MaxBytes)
 	if op.c.version < 3 || remaining <= 0 {
 		remaining = int64(op.b.Config().MessageMaxBytes) * 50
 	}
-	results = make([]fetchPartitionResult, 0, len(op.targets))
+	results = slices.Grow(dst[:0], len(op.targets))
 	for _, t := range op.targets {
 		res := fetchPartitionResult{topic: t.topic, topicID: t.topicID, partition: t.partition, highWatermark: -1, lastStable: -1, logStartOffset: -1, readCommitted: op.readCommitted}
 		if t.unknownTopicCode != 0 {
@@ -286,9 +295,12 @@ func (op *fetchOp) recheck() {
 		if op.done.Load() {
 			return
 		}
-		results, bytes, respondNow := op.read()
+		results, bytes, respondNow := op.read(op.scratch)
+		op.scratch = results
 		if bytes >= int64(op.req.MinBytes) || respondNow {
-			op.complete(results)
+			if op.complete(results) {
+				putFetchResults(results)
+			}
 			return
 		}
 		if op.pending.CompareAndSwap(seen, 0) {
@@ -301,13 +313,15 @@ func (op *fetchOp) expire() {
 	if op.done.Load() {
 		return
 	}
-	results, _, _ := op.read()
+	results, _, _ := op.read(nil)
 	op.complete(results)
 }
 
-func (op *fetchOp) complete(results []fetchPartitionResult) {
+// complete answers the fetch with results unless it was answered already,
+// and reports whether it did.
+func (op *fetchOp) complete(results []fetchPartitionResult) bool {
 	if !op.done.CompareAndSwap(false, true) {
-		return
+		return false
 	}
 	op.parking.Lock()
 	if op.parking.timer != nil {
@@ -321,6 +335,32 @@ func (op *fetchOp) complete(results []fetchPartitionResult) {
 		op.b.Metrics.FetchParkedAdd(-1)
 	}
 	op.respond(results)
+	return true
+}
+
+// fetchResults recycles the result slices of answered fetches: a consumer
+// at the log end sends thousands of fetches a second.
+var fetchResults sync.Pool
+
+// maxPooledFetchResults keeps a fetch of very many partitions from pinning
+// a large slice in the pool.
+const maxPooledFetchResults = 1024
+
+func getFetchResults() []fetchPartitionResult {
+	if p, _ := fetchResults.Get().(*[]fetchPartitionResult); p != nil {
+		return (*p)[:0]
+	}
+	return nil
+}
+
+// putFetchResults pools r once the response written from it no longer needs
+// it (writeFetchResponse copies everything out).
+func putFetchResults(r []fetchPartitionResult) {
+	if cap(r) == 0 || cap(r) > maxPooledFetchResults {
+		return
+	}
+	clear(r[:cap(r)]) // drop the file regions and names they hold
+	fetchResults.Put(&r)
 }
 
 func (op *fetchOp) respond(results []fetchPartitionResult) {

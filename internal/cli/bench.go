@@ -154,6 +154,10 @@ document). MB means 10^6 bytes of record keys and values.
 
 For a side-by-side comparison with a peer broker and this machine's limits,
 run the program in bench/ (go run ./bench).`
+	cmd.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
+		bench.TuneGC()
+		return opts.resolve(cmd)
+	}
 	cmd.AddCommand(newBenchProduceCommand(opts), newBenchConsumeCommand(opts), newBenchEndToEndCommand(opts))
 	return cmd
 }

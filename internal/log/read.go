@@ -114,6 +114,7 @@ func (s *segment) read(target, maxBytes, upperBound int64, minOneBatch bool) (r 
 		return r, 0, false, err
 	}
 	sc := newHeaderScanner(file, size)
+	defer sc.release()
 	start, h, found, err := s.findBatch(sc, oi, target)
 	if err != nil || !found {
 		return r, 0, err == nil, err
@@ -225,6 +226,7 @@ func (s *segment) findOffsetByTimestamp(ts, startingOffset int64) (offset, times
 	_, hintOffset := ti.lookup(ts)
 	_, pos := oi.lookup(max(hintOffset, startingOffset))
 	sc := newHeaderScanner(file, size)
+	defer sc.release()
 	for {
 		h, err := sc.headerAt(pos)
 		if err == io.EOF {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/samsa-streaming/samsa/internal/record"
 	"github.com/samsa-streaming/samsa/internal/vfs"
@@ -20,7 +21,9 @@ type headerScanner struct {
 	file vfs.File
 	// end is the committed size of the file; nothing at or past it is read.
 	end int64
-	buf []byte
+	// buf is chunk's bytes once the first read needs them.
+	buf   []byte
+	chunk *[scanChunkBytes]byte
 	// bufStart is the file position of buf[0]; buf holds bufLen valid bytes.
 	bufStart int64
 	bufLen   int
@@ -28,6 +31,19 @@ type headerScanner struct {
 
 func newHeaderScanner(file vfs.File, end int64) *headerScanner {
 	return &headerScanner{file: file, end: end, bufStart: -1}
+}
+
+// scanBuffers recycles the scanners' chunks: every fetch scans, and a
+// fresh 4 KiB per partition per fetch was the broker's largest allocation.
+var scanBuffers = sync.Pool{New: func() any { return new([scanChunkBytes]byte) }}
+
+// release hands the scanner's chunk back for reuse; the scanner must not be
+// used afterwards.
+func (sc *headerScanner) release() {
+	if sc.chunk != nil {
+		scanBuffers.Put(sc.chunk)
+		sc.chunk, sc.buf = nil, nil
+	}
 }
 
 // headerAt returns the header of the batch starting at pos. It returns
@@ -43,7 +59,8 @@ func (sc *headerScanner) headerAt(pos int64) (record.Header, error) {
 	}
 	if sc.bufStart < 0 || pos < sc.bufStart || pos+record.HeaderSize > sc.bufStart+int64(sc.bufLen) {
 		if sc.buf == nil {
-			sc.buf = make([]byte, scanChunkBytes)
+			sc.chunk = scanBuffers.Get().(*[scanChunkBytes]byte)
+			sc.buf = sc.chunk[:]
 		}
 		want := int(min(int64(len(sc.buf)), sc.end-pos))
 		n, err := sc.file.ReadAt(sc.buf[:want], pos)
