@@ -23,7 +23,8 @@ package api
 //     batches deleted) may start at any sequence, as since KIP-360 (so
 //     UNKNOWN_PRODUCER_ID is never answered), except a transactions-v2
 //     producer, which must start at 0. The producer state survives restarts
-//     (producer snapshots, see package partition).
+//     (producer snapshots, see package partition) and leader changes: a
+//     follower promoted on a running node knows all 5 batches.
 //   - acks=0 sends no response; acks=1 answers once the batch is in the
 //     leader's log (the page cache); acks=-1 once every in-sync replica has
 //     it, refusing it with NOT_ENOUGH_REPLICAS when the ISR is smaller than

@@ -113,6 +113,9 @@ func (m *Manager) Reconcile(old, img *metadata.Image) error {
 	defer m.mu.Unlock()
 	var firstErr error
 	keep := map[log.TopicPartition]bool{}
+	// handoffs are the producer states of the partitions this pass stops
+	// leading, for the followers opened over their logs.
+	handoffs := map[log.TopicPartition]*handoff{}
 	for _, name := range img.TopicNames() {
 		t := img.Topic(name)
 		configChanged := old == nil || !sameConfigs(old.Configs(metadata.ResourceTopic, name), img.Configs(metadata.ResourceTopic, name))
@@ -135,7 +138,7 @@ func (m *Manager) Reconcile(old, img *metadata.Image) error {
 				cfgResolved = true
 			}
 			if p == nil {
-				m.retireFollowerLocked(tp)
+				from := m.retireFollowerLocked(tp)
 				l := m.logs.Get(tp)
 				if l == nil {
 					var err error
@@ -150,9 +153,9 @@ func (m *Manager) Reconcile(old, img *metadata.Image) error {
 					l.UpdateConfig(LogConfig(cfg))
 				}
 				var err error
-				p, err = New(name, pm.Partition, t.ID, l, pm.LeaderEpoch, Options{
+				p, err = open(name, pm.Partition, t.ID, l, pm.LeaderEpoch, Options{
 					ProducerIDExpirationMs: m.producerIDExpirationMs.Load(), Logger: m.logger, ISRChanges: &m.isrChanges,
-				})
+				}, from)
 				if err != nil {
 					if firstErr == nil {
 						firstErr = fmt.Errorf("partition: open %s-%d: %w", name, pm.Partition, err)
@@ -179,12 +182,12 @@ func (m *Manager) Reconcile(old, img *metadata.Image) error {
 		if isReplica(img, tp, p.TopicID, m.nodeID) {
 			// Leadership moved (or the leader is being elected, as
 			// while this broker is fenced): stop serving, keep the log.
-			m.unhostLocked(tp, p)
+			handoffs[tp] = m.unhostLocked(tp, p)
 			continue
 		}
 		m.deleteLocked(tp, p)
 	}
-	if err := m.reconcileFollowersLocked(img); err != nil && firstErr == nil {
+	if err := m.reconcileFollowersLocked(img, handoffs); err != nil && firstErr == nil {
 		firstErr = err
 	}
 	// Logs on disk for topics that no longer exist (deleted while down),
@@ -218,13 +221,16 @@ func isReplica(img *metadata.Image, tp log.TopicPartition, topicID metadata.UUID
 }
 
 // unhostLocked stops serving a partition whose log stays: its producer
-// state is snapshotted, so leading it again reloads it without a replay.
-func (m *Manager) unhostLocked(tp log.TopicPartition, p *Partition) {
+// state is snapshotted, so a later start reloads it without a replay, and
+// handed off for the follower this node may host over the log now.
+func (m *Manager) unhostLocked(tp log.TopicPartition, p *Partition) *handoff {
 	delete(m.mu.partitions, tp)
-	if err := p.close(); err != nil {
+	from, err := p.close()
+	if err != nil {
 		m.logger.Warn("snapshot of unhosted partition", "partition", tp, "err", err)
 	}
 	p.Notify()
+	return from
 }
 
 func (m *Manager) deleteLocked(tp log.TopicPartition, p *Partition) {

@@ -15,7 +15,8 @@ import (
 // follower (KIP-392) through GetFollower. A partition changing role is
 // closed under its old role (writing a producer snapshot at its log end)
 // and opened again under the new one, so no writer of one role can touch it
-// in the other.
+// in the other; the new one starts from a copy of the old one's producer
+// state, all its cached batches included (handoff.go).
 
 // SetAlterPartition sets how leaders send ISR changes to the controller.
 func (m *Manager) SetAlterPartition(fn AlterPartitionFunc) {
@@ -69,22 +70,27 @@ func (m *Manager) leaderStateLocked(p *Partition, pm *metadata.Partition) {
 }
 
 // retireFollowerLocked closes the follower of tp, if any, before the
-// partition opens as leader.
-func (m *Manager) retireFollowerLocked(tp log.TopicPartition) {
+// partition opens as leader, and returns its producer state for the leader
+// (nil when there was no follower).
+func (m *Manager) retireFollowerLocked(tp log.TopicPartition) *handoff {
 	p := m.mu.followers[tp]
 	if p == nil {
-		return
+		return nil
 	}
 	delete(m.mu.followers, tp)
-	if err := p.close(); err != nil {
+	from, err := p.close()
+	if err != nil {
 		m.logger.Warn("snapshot of follower partition", "partition", tp, "err", err)
 	}
 	p.Notify() // consumer fetches parked on the follower answer now
+	return from
 }
 
 // reconcileFollowersLocked hosts as followers the partitions of img this
-// node is a replica of but does not lead, and drops the rest.
-func (m *Manager) reconcileFollowersLocked(img *metadata.Image) error {
+// node is a replica of but does not lead, and drops the rest. A follower
+// opened over the log of a partition this node just stopped leading takes
+// over its producer state from handoffs.
+func (m *Manager) reconcileFollowersLocked(img *metadata.Image, handoffs map[log.TopicPartition]*handoff) error {
 	if m.mu.followers == nil {
 		m.mu.followers = map[log.TopicPartition]*Partition{}
 	}
@@ -113,7 +119,7 @@ func (m *Manager) reconcileFollowersLocked(img *metadata.Image) error {
 			}
 			if p == nil {
 				var err error
-				p, err = m.openFollowerLocked(img, name, t, pm)
+				p, err = m.openFollowerLocked(img, name, t, pm, handoffs[tp])
 				if err != nil {
 					if firstErr == nil {
 						firstErr = err
@@ -133,7 +139,7 @@ func (m *Manager) reconcileFollowersLocked(img *metadata.Image) error {
 			continue
 		}
 		delete(m.mu.followers, tp)
-		if err := p.close(); err != nil {
+		if _, err := p.close(); err != nil {
 			m.logger.Warn("snapshot of follower partition", "partition", tp, "err", err)
 		}
 		p.Notify()
@@ -146,7 +152,7 @@ func (m *Manager) reconcileFollowersLocked(img *metadata.Image) error {
 	return firstErr
 }
 
-func (m *Manager) openFollowerLocked(img *metadata.Image, name string, t *metadata.Topic, pm *metadata.Partition) (*Partition, error) {
+func (m *Manager) openFollowerLocked(img *metadata.Image, name string, t *metadata.Topic, pm *metadata.Partition, from *handoff) (*Partition, error) {
 	tp := log.TopicPartition{Topic: name, Partition: pm.Partition}
 	cfg := m.topicConfig(img, name)
 	l := m.logs.Get(tp)
@@ -159,9 +165,9 @@ func (m *Manager) openFollowerLocked(img *metadata.Image, name string, t *metada
 	} else {
 		l.UpdateConfig(LogConfig(cfg))
 	}
-	p, err := New(name, pm.Partition, t.ID, l, pm.LeaderEpoch, Options{
+	p, err := open(name, pm.Partition, t.ID, l, pm.LeaderEpoch, Options{
 		ProducerIDExpirationMs: m.producerIDExpirationMs.Load(), Logger: m.logger,
-	})
+	}, from)
 	if err != nil {
 		return nil, fmt.Errorf("partition: open follower %s-%d: %w", name, pm.Partition, err)
 	}

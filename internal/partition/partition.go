@@ -42,7 +42,9 @@
 //
 // Only the last batch of each producer is kept, as in Kafka: after a restart
 // a retry of an older batch gets OUT_OF_ORDER_SEQUENCE_NUMBER rather than
-// being recognised as a duplicate.
+// being recognised as a duplicate. A role change on a running node (follower
+// to leader or back) keeps all of them: the partition opened under the new
+// role takes the producer state over from memory (handoff.go).
 package partition
 
 import (
@@ -115,6 +117,12 @@ func (p *Partition) Config() *config.TopicConfig { return p.config.Load() }
 // New wraps an opened log and rebuilds its producer state from the newest
 // snapshot and the batches after it.
 func New(topic string, index int32, topicID metadata.UUID, l *log.Log, leaderEpoch int32, opts Options) (*Partition, error) {
+	return open(topic, index, topicID, l, leaderEpoch, opts, nil)
+}
+
+// open is New taking over the producer state from the Partition that hosted
+// l before, when from fits l (handoff.go).
+func open(topic string, index int32, topicID metadata.UUID, l *log.Log, leaderEpoch int32, opts Options, from *handoff) (*Partition, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -128,11 +136,18 @@ func New(topic string, index int32, topicID metadata.UUID, l *log.Log, leaderEpo
 	p.producerIDExpirationMs = opts.ProducerIDExpirationMs
 	p.isrChanges = opts.ISRChanges
 	p.mu.leaderEpoch = leaderEpoch
-	producers, err := loadProducerState(l, opts.Now().UnixMilli(), opts.ProducerIDExpirationMs, opts.Logger)
-	if err != nil {
-		return nil, err
+	nowMs := opts.Now().UnixMilli()
+	if producers := from.producersFor(topicID, l); producers != nil {
+		// As loading a snapshot would, forget the producers expired by now.
+		producers.removeExpired(nowMs, opts.ProducerIDExpirationMs)
+		p.producers = producers
+	} else {
+		producers, err := loadProducerState(l, nowMs, opts.ProducerIDExpirationMs, opts.Logger)
+		if err != nil {
+			return nil, err
+		}
+		p.producers = producers
 	}
-	p.producers = producers
 	l.OnRoll(func(int64) {
 		if p.closed.Load() {
 			return

@@ -91,10 +91,13 @@ func (p *Partition) WriteSnapshot() error {
 }
 
 // close stops the partition's own use of its log (the log stays open, for
-// the partition that may host it next) after a final snapshot.
-func (p *Partition) close() error {
+// the partition that may host it next) after a final snapshot. It returns
+// what that next partition takes over (handoff.go), also when the snapshot
+// could not be written: the state in memory is right either way.
+func (p *Partition) close() (*handoff, error) {
 	p.appendMu.Lock()
 	defer p.appendMu.Unlock()
 	p.closed.Store(true)
-	return p.producers.takeSnapshot(p.Log)
+	err := p.producers.takeSnapshot(p.Log)
+	return &handoff{topicID: p.TopicID, log: p.Log, producers: p.producers.clone()}, err
 }
