@@ -17,8 +17,12 @@ import (
 // limitChunkBytes is the write size of the throughput probes.
 const limitChunkBytes = 1 << 20
 
-// limitFileBytesMax bounds the files the write probes create.
+// limitFileBytesMax bounds the files the short write probes create.
 const limitFileBytesMax = 4 << 30
+
+// sustainedFileBytesMax bounds the file of the sustained write probe: more
+// than a produce run of 10 s writes at the limits seen on 2 cores.
+const sustainedFileBytesMax = 32 << 30
 
 // machineLimits are one round's measurements, in MB/s (10^6 bytes) and
 // loopback round-trip latency.
@@ -26,20 +30,30 @@ type machineLimits struct {
 	loopbackMBps  float64
 	sendfileMBps  float64
 	pageCacheMBps float64
+	// sustainedMBps is pageCacheMBps over as long as a produce run: once
+	// the dirty pages pass the kernel's writeback thresholds, writers are
+	// held to the disk's pace, so this is what a broker storing a whole run
+	// can reach.
+	sustainedMBps float64
 	fdatasyncMBps float64
 	roundTrip     bench.LatencySummary
 }
 
-func measureLimits(workDir string, d time.Duration) (machineLimits, error) {
+// measureLimits probes for d each, and the sustained write for sustained
+// (the length of a produce run).
+func measureLimits(workDir string, d, sustained time.Duration) (machineLimits, error) {
 	var l machineLimits
 	var err error
 	if l.loopbackMBps, err = loopbackThroughput(d); err != nil {
 		return l, fmt.Errorf("loopback: %w", err)
 	}
-	if l.pageCacheMBps, err = fileWriteThroughput(workDir, d, false); err != nil {
+	if l.pageCacheMBps, err = fileWriteThroughput(workDir, d, false, limitFileBytesMax); err != nil {
 		return l, fmt.Errorf("file write: %w", err)
 	}
-	if l.fdatasyncMBps, err = fileWriteThroughput(workDir, d, true); err != nil {
+	if l.sustainedMBps, err = fileWriteThroughput(workDir, sustained, false, sustainedFileBytesMax); err != nil {
+		return l, fmt.Errorf("sustained file write: %w", err)
+	}
+	if l.fdatasyncMBps, err = fileWriteThroughput(workDir, d, true, limitFileBytesMax); err != nil {
 		return l, fmt.Errorf("file write with fdatasync: %w", err)
 	}
 	if l.sendfileMBps, err = sendfileThroughput(workDir, d); err != nil {
@@ -123,8 +137,10 @@ func readAll(conn net.Conn) (float64, error) {
 }
 
 // fileWriteThroughput writes 1 MiB chunks sequentially to a new file for d
-// (page cache), or with an fdatasync after every chunk, and returns MB/s.
-func fileWriteThroughput(dir string, d time.Duration, sync bool) (float64, error) {
+// or up to maxBytes (page cache), or with an fdatasync after every chunk,
+// and returns MB/s. Removing the file drops its dirty pages unwritten, so
+// the next probe or broker does not wait for them.
+func fileWriteThroughput(dir string, d time.Duration, sync bool, maxBytes int64) (float64, error) {
 	f, err := os.CreateTemp(dir, "samsa-bench-write-")
 	if err != nil {
 		return 0, err
@@ -137,7 +153,7 @@ func fileWriteThroughput(dir string, d time.Duration, sync bool) (float64, error
 	}
 	var total int64
 	start := time.Now()
-	for time.Since(start) < d && total < limitFileBytesMax {
+	for time.Since(start) < d && total < maxBytes {
 		if _, err := f.Write(buf); err != nil {
 			return 0, err
 		}

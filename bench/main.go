@@ -199,7 +199,7 @@ func runWith(ctx context.Context, o *options, results *results, stdout, log io.W
 	started := time.Now()
 	for round := range o.runs {
 		fmt.Fprintf(log, "round %d/%d: machine limits\n", round+1, o.runs)
-		limits, err := measureLimits(o.workDir, o.limitDuration)
+		limits, err := measureLimits(o.workDir, o.limitDuration, o.duration)
 		if err != nil {
 			return err
 		}

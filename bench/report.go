@@ -211,7 +211,11 @@ parent, all on the same cores. MB is 10^6 bytes of record keys and values
 throughput, below 1 is better for latency, CPU and RSS. Broker CPU and peak
 RSS come from /proc of the broker process; peak RSS is reset when the measured
 phase starts. The e2e limit is the loopback round trip of a 1 KiB message, a
-floor no broker can beat.
+floor no broker can beat. Produce is compared with loopback TCP and with a
+file written for as long as a produce run: a broker stores what it
+acknowledges, and once the dirty pages pass the kernel's writeback
+thresholds every writer goes at the disk's pace. The load generator runs
+with GOGC=400; the brokers with Go's defaults.
 
 The machine is shared, so absolute figures are noisy; the interleaving makes
 the ratios the figures to trust.
