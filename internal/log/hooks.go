@@ -1,6 +1,7 @@
 package log
 
 import (
+	"slices"
 	"sync"
 )
 
@@ -11,7 +12,9 @@ type extensions struct {
 	mu struct {
 		sync.Mutex
 		// rollHooks run, in registration order, after each roll.
-		rollHooks []func(newBaseOffset int64)
+		rollHooks []rollHook
+		// nextHookID names the next hook registered, for its removal.
+		nextHookID uint64
 		// txnIndexes caches each segment's aborted transactions once
 		// read from its .txnindex (or appended since).
 		// Invariant: a cached slice holds exactly the entries of the
@@ -20,14 +23,35 @@ type extensions struct {
 	}
 }
 
+type rollHook struct {
+	id uint64
+	fn func(newBaseOffset int64)
+}
+
 // OnRoll registers fn to run after every roll, with the base offset of the
 // new active segment. It runs on the goroutine that rolled, with the log's
 // append lock held: it must not append to, roll or truncate this log, but it
-// may read it and write other files (a producer-state snapshot).
-func (l *Log) OnRoll(fn func(newBaseOffset int64)) {
+// may read it and write other files (a producer-state snapshot). The
+// returned function removes the hook (calling it again does nothing); a
+// roll already under way may still run fn once.
+func (l *Log) OnRoll(fn func(newBaseOffset int64)) (remove func()) {
 	l.ext.mu.Lock()
 	defer l.ext.mu.Unlock()
-	l.ext.mu.rollHooks = append(l.ext.mu.rollHooks, fn)
+	id := l.ext.mu.nextHookID
+	l.ext.mu.nextHookID++
+	l.ext.mu.rollHooks = append(l.ext.mu.rollHooks, rollHook{id: id, fn: fn})
+	return func() {
+		l.ext.mu.Lock()
+		defer l.ext.mu.Unlock()
+		l.ext.mu.rollHooks = slices.DeleteFunc(l.ext.mu.rollHooks, func(h rollHook) bool { return h.id == id })
+	}
+}
+
+// RollHooks is the number of roll hooks registered.
+func (l *Log) RollHooks() int {
+	l.ext.mu.Lock()
+	defer l.ext.mu.Unlock()
+	return len(l.ext.mu.rollHooks)
 }
 
 // afterRoll is called by rollLocked once old is closed and the segment at
@@ -38,10 +62,10 @@ func (e *extensions) afterRoll(l *Log, old *segment, newOffset int64) {
 		l.logger.Warn("syncing transaction index of rolled segment", "dir", l.dir, "base_offset", old.baseOffset, "err", err)
 	}
 	e.mu.Lock()
-	hooks := append([]func(int64){}, e.mu.rollHooks...)
+	hooks := slices.Clone(e.mu.rollHooks)
 	e.mu.Unlock()
-	for _, fn := range hooks {
-		fn(newOffset)
+	for _, h := range hooks {
+		h.fn(newOffset)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 
@@ -345,5 +346,36 @@ func TestPreallocate(t *testing.T) {
 		checkLog(t, l)
 		l.TruncateTo(20)
 		l.Close()
+	}
+}
+
+// TestOnRollRemove: a removed roll hook no longer runs, the others still
+// run in registration order, and removing twice is harmless.
+func TestOnRollRemove(t *testing.T) {
+	l := openLog(t, vfs.Default, t.TempDir(), smallConfig(), OpenOptions{HadCleanShutdown: true})
+	defer l.Close()
+	var ran []string
+	hook := func(name string) func(int64) { return func(int64) { ran = append(ran, name) } }
+	removeA := l.OnRoll(hook("a"))
+	l.OnRoll(hook("b"))
+	removeC := l.OnRoll(hook("c"))
+	roll := func() {
+		t.Helper()
+		mustAppend(t, l, makeBatch(1, 10, 1000), 0)
+		if err := l.Roll(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	roll()
+	removeA()
+	removeA()
+	roll()
+	removeC()
+	roll()
+	if want := []string{"a", "b", "c", "b", "c", "b"}; !reflect.DeepEqual(ran, want) {
+		t.Fatalf("hooks ran %v, want %v", ran, want)
+	}
+	if n := l.RollHooks(); n != 1 {
+		t.Fatalf("%d hooks registered, want 1", n)
 	}
 }

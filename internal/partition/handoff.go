@@ -12,7 +12,9 @@ package partition
 //
 // The new Partition gets a copy, so nothing that still holds the old one (a
 // parked fetch, a produce that looked it up before the change) can touch
-// the state the new role writes.
+// the state the new role writes. The old Partition's roll hook is removed
+// as it closes (retire), so the log runs one hook, the current Partition's,
+// however many role changes it has seen.
 
 import (
 	"maps"

@@ -1,6 +1,7 @@
 package partition
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -226,3 +227,82 @@ func TestHandoffFitsOnlyItsLog(t *testing.T) {
 		t.Fatalf("retry of an older batch after a reload: %v, want OUT_OF_ORDER_SEQUENCE_NUMBER", code)
 	}
 }
+
+// snapshotAt decodes the producer snapshot at offset into entries by
+// producer id.
+func snapshotAt(t *testing.T, l *log.Log, offset int64) map[int64]producerEntry {
+	t.Helper()
+	entries, err := readSnapshot(l, offset)
+	if err != nil {
+		t.Fatalf("snapshot at %d: %v", offset, err)
+	}
+	out := map[int64]producerEntry{}
+	for _, e := range entries {
+		out[e.producerID] = e
+	}
+	return out
+}
+
+// TestRoleChangesLeaveOneRollHook: every role change opens a new Partition
+// over the same log; the closed one's roll hook goes with it, so after many
+// changes the log has exactly one hook, and a roll writes the producer
+// snapshot of the Partition hosting the log now.
+func TestRoleChangesLeaveOneRollHook(t *testing.T) {
+	h := newRoleHarness(t, 1)
+	l := h.leader().Log
+	hooks := func(when string) {
+		t.Helper()
+		if n := l.RollHooks(); n != 1 {
+			t.Fatalf("%s: %d roll hooks on the log, want 1", when, n)
+		}
+	}
+	hooks("first leader")
+	const pid, changes = 6000, 50
+	var seq int32
+	for i := range changes {
+		h.lead(2)
+		f := h.follower()
+		if f.Log != l {
+			t.Fatal("the follower was opened over another log")
+		}
+		hooks(fmt.Sprintf("follower after %d changes", 2*i+1))
+		replicate(t, f, batchSpec{pid: pid, epoch: 0, seq: seq})
+		seq++
+		h.lead(1)
+		hooks(fmt.Sprintf("leader after %d changes", 2*i+2))
+		mustAppendSpec(t, h.leader(), batchSpec{pid: pid, epoch: 0, seq: seq})
+		seq++
+	}
+	// A producer only the current leader has seen, then a roll.
+	p := h.leader()
+	mustAppendSpec(t, p, batchSpec{pid: pid + 1, epoch: 3, seq: 0, n: 2})
+	end := l.LogEndOffset()
+	if err := l.Roll(); err != nil {
+		t.Fatal(err)
+	}
+	offsets, err := l.ProducerSnapshotOffsets()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(offsets) == 0 || offsets[len(offsets)-1] != end {
+		t.Fatalf("snapshots at %v after a roll at %d, want the newest at %d", offsets, end, end)
+	}
+	snap := snapshotAt(t, l, end)
+	if e, ok := snap[pid]; !ok || e.lastSeq() != seq-1 {
+		t.Fatalf("snapshot entry of producer %d = %+v, want last sequence %d", pid, e, seq-1)
+	}
+	if e, ok := snap[pid+1]; !ok || e.epoch != 3 || e.lastSeq() != 1 {
+		t.Fatalf("snapshot entry of producer %d = %+v, want epoch 3, last sequence 1", pid+1, e)
+	}
+
+	// Moving away (no longer a replica) removes the last hook.
+	h.apply(&metadata.PartitionChangeRecord{TopicID: h.topicID, Partition: 0, Replicas: []int32{2, 3}, ISR: []int32{2, 3}, Leader: ptr[int32](2)})
+	if h.m.Get("t", 0) != nil || h.m.GetFollower("t", 0) != nil {
+		t.Fatal("t-0 still hosted after it moved away")
+	}
+	if n := l.RollHooks(); n != 0 {
+		t.Fatalf("%d roll hooks on the log of a partition hosted no more, want 0", n)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -235,7 +235,7 @@ func (m *Manager) unhostLocked(tp log.TopicPartition, p *Partition) *handoff {
 
 func (m *Manager) deleteLocked(tp log.TopicPartition, p *Partition) {
 	delete(m.mu.partitions, tp)
-	p.closed.Store(true)
+	p.retire()
 	p.Notify()
 	if err := m.logs.Delete(tp); err != nil {
 		m.logger.Warn("delete log", "partition", tp, "err", err)

@@ -113,7 +113,7 @@ func (m *Manager) reconcileFollowersLocked(img *metadata.Image, handoffs map[log
 			p := m.mu.followers[tp]
 			if p != nil && p.TopicID != t.ID {
 				delete(m.mu.followers, tp)
-				p.closed.Store(true)
+				p.retire()
 				p.Notify()
 				p = nil
 			}

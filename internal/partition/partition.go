@@ -79,14 +79,18 @@ type Partition struct {
 		leaderEpoch int32
 	}
 
-	producers *producerState
-	// closed is set once the manager stops hosting the partition; its log
-	// may live on under a new Partition, so the roll hook goes quiet.
-	closed   atomic.Bool
-	watchers watcherSet
-	config   atomic.Pointer[config.TopicConfig]
-	now      func() time.Time
-	logger   *slog.Logger
+	// producers is swapped whole when a follower truncates (replica.go),
+	// under appendMu; fetches read it without a lock. Use state().
+	producers atomic.Pointer[producerState]
+	// closed is set once the manager stops hosting the partition (retire);
+	// its log may live on under a new Partition, so the roll hook goes.
+	closed atomic.Bool
+	// unhookRoll removes this Partition's roll hook from its log.
+	unhookRoll func()
+	watchers   watcherSet
+	config     atomic.Pointer[config.TopicConfig]
+	now        func() time.Time
+	logger     *slog.Logger
 
 	// Replication state (replica.go): replicaMu guards replica and
 	// replicaEpoch, the leader epoch the replica state was built for.
@@ -140,19 +144,21 @@ func open(topic string, index int32, topicID metadata.UUID, l *log.Log, leaderEp
 	if producers := from.producersFor(topicID, l); producers != nil {
 		// As loading a snapshot would, forget the producers expired by now.
 		producers.removeExpired(nowMs, opts.ProducerIDExpirationMs)
-		p.producers = producers
+		p.producers.Store(producers)
 	} else {
 		producers, err := loadProducerState(l, nowMs, opts.ProducerIDExpirationMs, opts.Logger)
 		if err != nil {
 			return nil, err
 		}
-		p.producers = producers
+		p.producers.Store(producers)
 	}
-	l.OnRoll(func(int64) {
+	// Registered last, so a failed open leaves no hook behind; retire
+	// removes it.
+	p.unhookRoll = l.OnRoll(func(int64) {
 		if p.closed.Load() {
-			return
+			return // a roll that raced with retire
 		}
-		if err := p.producers.takeSnapshot(l); err != nil {
+		if err := p.state().takeSnapshot(l); err != nil {
 			p.logger.Warn("writing producer snapshot at roll", "partition", p, "err", err)
 		}
 	})
@@ -162,6 +168,16 @@ func open(topic string, index int32, topicID metadata.UUID, l *log.Log, leaderEp
 	// once with a single replica), so a node that restarts as leader does
 	// not expose records the ISR may lack.
 	return p, nil
+}
+
+// state is the current producer state (see producers).
+func (p *Partition) state() *producerState { return p.producers.Load() }
+
+// retire marks the partition closed and removes its roll hook: its log may
+// be hosted by the next Partition, which registers its own. Idempotent.
+func (p *Partition) retire() {
+	p.closed.Store(true)
+	p.unhookRoll()
 }
 
 // defaultProducerIDExpirationMs is producer.id.expiration.ms's default.
@@ -179,7 +195,7 @@ func (p *Partition) HighWatermark() int64 { return p.Log.HighWatermark() }
 // Invariant: LogStartOffset <= LastStableOffset <= HighWatermark.
 func (p *Partition) LastStableOffset() int64 {
 	hw := p.Log.HighWatermark()
-	if first := p.producers.firstUnstableOffset(hw); first >= 0 && first < hw {
+	if first := p.state().firstUnstableOffset(hw); first >= 0 && first < hw {
 		// Retention or DeleteRecords may have removed the transaction's
 		// start; the LSO never falls below the log start.
 		return max(first, p.Log.LogStartOffset())
@@ -242,7 +258,7 @@ func (p *Partition) AppendWith(batch []byte, h record.Header, opts AppendOptions
 	if h.HasProducerID() {
 		var dup *batchMetadata
 		var code *kerr.Error
-		entry, dup, code = p.producers.prepareData(h, p.Log.LogEndOffset(), opts)
+		entry, dup, code = p.state().prepareData(h, p.Log.LogEndOffset(), opts)
 		if code != nil {
 			return AppendResult{}, code, nil
 		}
@@ -260,9 +276,9 @@ func (p *Partition) AppendWith(batch []byte, h record.Header, opts AppendOptions
 		return AppendResult{}, appendErrorCode(err), err
 	}
 	if h.HasProducerID() {
-		p.producers.commitData(entry, h, res.LastOffset)
+		p.state().commitData(entry, h, res.LastOffset)
 	} else {
-		p.producers.advance(res.LastOffset)
+		p.state().advance(res.LastOffset)
 	}
 	p.maybeIncrementHighWatermark()
 	p.watchers.notify()

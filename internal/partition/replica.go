@@ -458,11 +458,11 @@ func (p *Partition) AppendAsFollower(batches []byte, leaderHighWatermark int64) 
 			batch := rest[:h.Size()]
 			rest = rest[h.Size():]
 			if h.HasProducerID() {
-				if err := p.producers.replayBatch(p.Log, batch, h); err != nil {
+				if err := p.state().replayBatch(p.Log, batch, h); err != nil {
 					return err
 				}
 			}
-			p.producers.advance(h.LastOffset())
+			p.state().advance(h.LastOffset())
 		}
 	}
 	p.Log.UpdateHighWatermark(min(leaderHighWatermark, p.Log.LogEndOffset()))
@@ -513,7 +513,7 @@ func (p *Partition) truncate(cut func() error) error {
 	if err != nil {
 		return err
 	}
-	p.producers = producers
+	p.producers.Store(producers)
 	return nil
 }
 

@@ -22,7 +22,7 @@ func (p *Partition) AppendTxnMarker(m TxnMarker) (int64, *kerr.Error, error) {
 		return -1, kerr.NotLeaderForPartition, nil
 	}
 	offset := p.Log.LogEndOffset()
-	entry, done, code := p.producers.prepareMarker(m, offset, OriginCoordinator)
+	entry, done, code := p.state().prepareMarker(m, offset, OriginCoordinator)
 	if code != nil {
 		return -1, code, nil
 	}
@@ -44,14 +44,14 @@ func (p *Partition) AppendTxnMarker(m TxnMarker) (int64, *kerr.Error, error) {
 	}
 	if done != nil && done.aborted {
 		done.lastOffset = res.BaseOffset
-		e := log.AbortedTxn{ProducerID: done.producerID, FirstOffset: done.firstOffset, LastOffset: res.BaseOffset, LastStableOffset: p.producers.markerLSO(done)}
+		e := log.AbortedTxn{ProducerID: done.producerID, FirstOffset: done.firstOffset, LastOffset: res.BaseOffset, LastStableOffset: p.state().markerLSO(done)}
 		if err := p.Log.AppendAbortedTxn(e); err != nil {
 			// The log is offline now; the transaction stays open here so
 			// no read_committed consumer reads past it unfiltered.
 			return -1, appendErrorCode(err), err
 		}
 	}
-	p.producers.commitMarker(entry, res.BaseOffset, done)
+	p.state().commitMarker(entry, res.BaseOffset, done)
 	p.maybeIncrementHighWatermark()
 	p.watchers.notify()
 	return res.BaseOffset, nil, nil
@@ -63,7 +63,7 @@ func (p *Partition) AppendTxnMarker(m TxnMarker) (int64, *kerr.Error, error) {
 // transaction open here at the batch's epoch. supportsEpochBump is true for
 // transactions-v2 producers.
 func (p *Partition) StartTxnVerification(h record.Header, supportsEpochBump bool) *TxnVerification {
-	return p.producers.startVerification(h, supportsEpochBump, p.now().UnixMilli())
+	return p.state().startVerification(h, supportsEpochBump, p.now().UnixMilli())
 }
 
 // CollectAbortedTxns returns the aborted transactions a read_committed
@@ -73,13 +73,13 @@ func (p *Partition) CollectAbortedTxns(fetchOffset, upperBound int64) ([]log.Abo
 }
 
 // ActiveProducers describes the producers this partition remembers.
-func (p *Partition) ActiveProducers() []ProducerInfo { return p.producers.active() }
+func (p *Partition) ActiveProducers() []ProducerInfo { return p.state().active() }
 
 // ExpireProducers forgets producers idle for expirationMs
 // (producer.id.expiration.ms) that have no open transaction, and returns
 // how many went.
 func (p *Partition) ExpireProducers(nowMs, expirationMs int64) int {
-	return p.producers.removeExpired(nowMs, expirationMs)
+	return p.state().removeExpired(nowMs, expirationMs)
 }
 
 // WriteSnapshot writes the producer state as a snapshot at the log end
@@ -87,7 +87,7 @@ func (p *Partition) ExpireProducers(nowMs, expirationMs int64) int {
 func (p *Partition) WriteSnapshot() error {
 	p.appendMu.Lock()
 	defer p.appendMu.Unlock()
-	return p.producers.takeSnapshot(p.Log)
+	return p.state().takeSnapshot(p.Log)
 }
 
 // close stops the partition's own use of its log (the log stays open, for
@@ -97,7 +97,8 @@ func (p *Partition) WriteSnapshot() error {
 func (p *Partition) close() (*handoff, error) {
 	p.appendMu.Lock()
 	defer p.appendMu.Unlock()
-	p.closed.Store(true)
-	err := p.producers.takeSnapshot(p.Log)
-	return &handoff{topicID: p.TopicID, log: p.Log, producers: p.producers.clone()}, err
+	p.retire()
+	producers := p.state()
+	err := producers.takeSnapshot(p.Log)
+	return &handoff{topicID: p.TopicID, log: p.Log, producers: producers.clone()}, err
 }
