@@ -137,11 +137,14 @@ type Config struct {
 	// 4096).
 	SendQueueMessages int
 	// RequestTimeoutMs is controller.quorum.request.timeout.ms: bounds a dial
-	// and a write to a peer (default 2000).
+	// and a write to a peer, and how long what was written may stay
+	// unacknowledged by the peer's TCP before the connection is given up and
+	// redialed (default 2000).
 	RequestTimeoutMs int
 	// RetryBackoffMs is controller.quorum.retry.backoff.ms: the first wait
-	// before redialing a peer; it doubles up to RetryBackoffMaxMs (defaults
-	// 20 and 1000).
+	// before redialing a peer after a failed dial, counted from when that
+	// dial began; it doubles up to RetryBackoffMaxMs (defaults 20 and 1000,
+	// Kafka's reconnect.backoff.max.ms).
 	RetryBackoffMs, RetryBackoffMaxMs int
 
 	// Logger receives the quorum's messages (slog.Default when nil).

@@ -129,6 +129,14 @@
 // not match the preamble. Snapshots travel whole inside MsgSnap, so the frame
 // limit bounds the snapshot size.
 //
+// The sender gives a connection up and redials when a write fails: when it
+// misses its deadline, or when what was written stays unacknowledged by the
+// peer's TCP for controller.quorum.request.timeout.ms (TCP_USER_TIMEOUT), as
+// when a partition cuts the peer off. Otherwise the messages would sit in the
+// kernel's retransmission queue, whose exponential backoff delays them by
+// seconds to minutes after the partition heals. Failed dials are retried
+// after controller.quorum.retry.backoff.ms, doubling up to 1 s.
+//
 // # Durability and failure
 //
 // Entries are appended and fsynced, and quorum-state replaced, before the

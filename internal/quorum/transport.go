@@ -11,6 +11,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"go.etcd.io/raft/v3"
@@ -53,7 +54,10 @@ type transport struct {
 	idleTimeout    time.Duration
 	backoffMin     time.Duration
 	backoffMax     time.Duration
-	listener       net.Listener
+	// dialControl prepares an outbound socket before it connects (see
+	// userTimeoutControl).
+	dialControl func(network, address string, raw syscall.RawConn) error
+	listener    net.Listener
 	// peers holds every other voter; it is not modified after newTransport.
 	peers map[uint64]*peer
 	// deliver hands a received message to the raft loop without blocking; it
@@ -95,6 +99,7 @@ func newTransport(cfg Config, listener net.Listener, deliver func(*raftpb.Messag
 		idleTimeout:    max(minIdleTimeout, 10*electionTimeout),
 		backoffMin:     time.Duration(cfg.RetryBackoffMs) * time.Millisecond,
 		backoffMax:     time.Duration(cfg.RetryBackoffMaxMs) * time.Millisecond,
+		dialControl:    userTimeoutControl(time.Duration(cfg.RequestTimeoutMs) * time.Millisecond),
 		listener:       listener,
 		peers:          make(map[uint64]*peer),
 		deliver:        deliver,
@@ -212,18 +217,63 @@ func (t *transport) report(r report) {
 	}
 }
 
+// redialBackoff spaces the dials to a peer that cannot be reached: after
+// the n-th failed dial in a row the next waits min(backoffMin*2^(n-1),
+// backoffMax), counted from when the failed dial began, so a dial that ran
+// into its timeout is followed by no further wait. It takes the time as an
+// argument.
+type redialBackoff struct {
+	backoffMin, backoffMax time.Duration
+	// failures counts the failed dials since the last success.
+	failures int
+	// next is the wait after the next failure.
+	// Invariant: backoffMin <= next <= backoffMax.
+	next time.Duration
+	// retryAt is when the next dial may start.
+	retryAt time.Time
+}
+
+func newRedialBackoff(backoffMin, backoffMax time.Duration) redialBackoff {
+	return redialBackoff{backoffMin: backoffMin, backoffMax: backoffMax, next: backoffMin}
+}
+
+// mayDial reports whether a dial may start at now.
+func (b *redialBackoff) mayDial(now time.Time) bool { return !now.Before(b.retryAt) }
+
+// failed records a failed dial that began at start.
+func (b *redialBackoff) failed(start time.Time) {
+	b.failures++
+	b.retryAt = start.Add(b.next)
+	b.next = min(2*b.next, b.backoffMax)
+	if invariants && (b.next < b.backoffMin || b.next > b.backoffMax) {
+		panic(fmt.Sprintf("quorum: redial backoff %v outside [%v, %v]", b.next, b.backoffMin, b.backoffMax))
+	}
+}
+
+// succeeded records a dial that connected.
+func (b *redialBackoff) succeeded() {
+	b.failures, b.next, b.retryAt = 0, b.backoffMin, time.Time{}
+}
+
 // runPeer sends the peer's queued messages over one connection, redialing
 // with backoff. While the peer cannot be reached its messages are dropped and
 // reported, so raft slows down and the queue never blocks the raft loop.
+//
+// A connection is given up, and the peer redialed, when a write fails: when
+// it misses its deadline (the peer stopped reading) or when what was
+// written stays unacknowledged by the peer's TCP for
+// controller.quorum.request.timeout.ms (the peer is cut off, as Kafka
+// disconnects on a request timeout). Without the latter, messages to a peer
+// behind a partition would wait in the kernel's retransmission queue, whose
+// exponential backoff can delay them by seconds to minutes after the
+// partition heals.
 func (t *transport) runPeer(p *peer) {
 	defer t.wg.Done()
 	var (
-		conn     net.Conn
-		w        *bufio.Writer
-		backoff  = t.backoffMin
-		retryAt  time.Time
-		failures int
-		batch    = make([]*raftpb.Message, 0, maxMessagesPerWrite)
+		conn    net.Conn
+		w       *bufio.Writer
+		backoff = newRedialBackoff(t.backoffMin, t.backoffMax)
+		batch   = make([]*raftpb.Message, 0, maxMessagesPerWrite)
 	)
 	defer func() {
 		if conn != nil {
@@ -247,28 +297,29 @@ func (t *transport) runPeer(p *peer) {
 			}
 		}
 		if conn == nil {
-			if time.Now().Before(retryAt) {
+			start := time.Now()
+			if !backoff.mayDial(start) {
 				t.dropBatch(p, batch)
 				continue
 			}
 			c, err := t.dial(p)
 			if err != nil {
-				if failures == 0 && t.ctx.Err() == nil {
+				if backoff.failures == 0 && t.ctx.Err() == nil {
 					t.logger.Warn("cannot reach quorum peer", "peer", p.id, "addr", p.addr, "err", err)
 				}
-				failures++
-				retryAt, backoff = time.Now().Add(backoff), min(2*backoff, t.backoffMax)
+				backoff.failed(start)
 				t.dropBatch(p, batch)
 				continue
 			}
-			if failures > 0 {
-				t.logger.Info("reconnected to quorum peer", "peer", p.id, "addr", p.addr, "failed_attempts", failures)
+			if backoff.failures > 0 {
+				t.logger.Info("reconnected to quorum peer", "peer", p.id, "addr", p.addr, "failed_attempts", backoff.failures)
 			}
-			conn, w, failures, backoff = c, bufio.NewWriterSize(c, frameBufferBytes), 0, t.backoffMin
+			backoff.succeeded()
+			conn, w = c, bufio.NewWriterSize(c, frameBufferBytes)
 		}
 		if err := t.writeBatch(conn, w, batch); err != nil {
 			if t.ctx.Err() == nil {
-				t.logger.Debug("quorum peer connection failed", "peer", p.id, "err", err)
+				t.logger.Info("quorum peer connection failed; redialing", "peer", p.id, "addr", p.addr, "err", err)
 			}
 			t.untrack(conn, false)
 			conn = nil
@@ -295,7 +346,7 @@ func (t *transport) dropBatch(p *peer, batch []*raftpb.Message) {
 
 // dial connects to the peer and writes the preamble.
 func (t *transport) dial(p *peer) (net.Conn, error) {
-	dialer := net.Dialer{Timeout: t.requestTimeout}
+	dialer := net.Dialer{Timeout: t.requestTimeout, Control: t.dialControl}
 	c, err := dialer.DialContext(t.ctx, "tcp", p.addr)
 	if err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"go.etcd.io/raft/v3/raftpb"
+	"golang.org/x/sys/unix"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -209,4 +210,80 @@ func (r *byteReader) Read(p []byte) (int, error) {
 	n := copy(p, r.b)
 	r.b = r.b[n:]
 	return n, nil
+}
+
+// TestTransportDialSetsUserTimeout: an outbound connection fails once what
+// was written to it stays unacknowledged for
+// controller.quorum.request.timeout.ms, so a peer cut off by a partition is
+// redialed instead of waiting out the kernel's retransmission backoff.
+func TestTransportDialSetsUserTimeout(t *testing.T) {
+	ln1, ln2 := listen(t), listen(t)
+	voters := []Voter{{1, ln1.Addr().String()}, {2, ln2.Addr().String()}}
+	const requestTimeoutMs = 1234
+	t1 := newTestTransport(t, 1, voters, ln1, func(cfg *Config) { cfg.RequestTimeoutMs = requestTimeoutMs })
+	t2 := newTestTransport(t, 2, voters, ln2, nil)
+	t1.send([]*raftpb.Message{heartbeat(1, 2)})
+	receive(t, t2.received, "a heartbeat")
+
+	// Node 2 never sent anything, so node 1's only connection is its own.
+	t1.mu.Lock()
+	var outbound []net.Conn
+	for c := range t1.mu.conns {
+		outbound = append(outbound, c)
+	}
+	t1.mu.Unlock()
+	if len(outbound) != 1 {
+		t.Fatalf("node 1 has %d connections, want its one outbound", len(outbound))
+	}
+	raw, err := outbound[0].(*net.TCPConn).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got int
+	var getErr error
+	if err := raw.Control(func(fd uintptr) {
+		got, getErr = unix.GetsockoptInt(int(fd), unix.IPPROTO_TCP, unix.TCP_USER_TIMEOUT)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if getErr != nil {
+		t.Fatal(getErr)
+	}
+	if got != requestTimeoutMs {
+		t.Errorf("TCP_USER_TIMEOUT %d ms, want controller.quorum.request.timeout.ms %d", got, requestTimeoutMs)
+	}
+}
+
+// TestRedialBackoff: the wait after failed dials doubles from
+// controller.quorum.retry.backoff.ms up to its cap, counts from when the
+// failed dial began, and a connection resets it.
+func TestRedialBackoff(t *testing.T) {
+	const ms = time.Millisecond
+	b := newRedialBackoff(20*ms, 100*ms)
+	start := time.Unix(1000, 0)
+	if !b.mayDial(start) {
+		t.Fatal("the first dial must not wait")
+	}
+	for i, want := range []time.Duration{20 * ms, 40 * ms, 80 * ms, 100 * ms, 100 * ms} {
+		b.failed(start)
+		if b.mayDial(start.Add(want-ms)) || !b.mayDial(start.Add(want)) {
+			t.Errorf("failure %d: the next dial should start %v after the failed one began", i+1, want)
+		}
+		if b.failures != i+1 {
+			t.Errorf("failure %d counted as %d", i+1, b.failures)
+		}
+	}
+	// A dial that ran into a timeout longer than the backoff already waited.
+	b.failed(start)
+	if !b.mayDial(start.Add(2 * time.Second)) {
+		t.Error("a dial that took 2 s to fail is followed by a further wait")
+	}
+	b.succeeded()
+	if b.failures != 0 || !b.mayDial(start) {
+		t.Errorf("after a connection: %d failures, may dial %v", b.failures, b.mayDial(start))
+	}
+	b.failed(start)
+	if b.mayDial(start.Add(19*ms)) || !b.mayDial(start.Add(20*ms)) {
+		t.Error("after a connection the backoff does not start again from its minimum")
+	}
 }
