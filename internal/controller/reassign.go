@@ -28,6 +28,7 @@ package controller
 // ISR is refused even where unclean.leader.election.enable would allow it.
 
 import (
+	"context"
 	"fmt"
 	"slices"
 
@@ -69,7 +70,7 @@ type OngoingReassignment struct {
 func (c *Controller) AlterPartitionReassignments(reqs []Reassignment, allowReplicationFactorChange bool) ([]ReassignmentResult, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err := c.journal.CatchUp(); err != nil {
+	if err := c.journal.CatchUp(context.Background()); err != nil {
 		return nil, err
 	}
 	// work is the image with this request's earlier changes applied, so a
@@ -89,7 +90,7 @@ func (c *Controller) AlterPartitionReassignments(reqs []Reassignment, allowRepli
 			checkReplicaInvariants(work.Topic(r.Topic).Partitions[r.Partition])
 		}
 	}
-	if err := c.commitLocked(recs); err != nil {
+	if err := c.commitLocked(context.Background(), recs); err != nil {
 		return nil, err
 	}
 	return results, nil
@@ -284,7 +285,7 @@ func without(ids, drop []int32) []int32 {
 func (c *Controller) ListPartitionReassignments(targets []PartitionRef) ([]OngoingReassignment, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err := c.journal.CatchUp(); err != nil {
+	if err := c.journal.CatchUp(context.Background()); err != nil {
 		return nil, err
 	}
 	img := c.image.Load()

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"context"
 	"reflect"
 	"slices"
 	"testing"
@@ -16,7 +17,7 @@ func reassignFixture(t *testing.T) (*memJournal, *Controller) {
 	t.Helper()
 	j := &memJournal{}
 	c := newTestController(t, j, 5)
-	res := c.CreateTopics([]CreateTopic{{Name: "t", NumPartitions: -1, ReplicationFactor: -1, Assignments: [][]int32{{1, 2, 3}}}}, false)
+	res := c.CreateTopics(context.Background(), []CreateTopic{{Name: "t", NumPartitions: -1, ReplicationFactor: -1, Assignments: [][]int32{{1, 2, 3}}}}, false)
 	if res[0].ErrorCode != 0 {
 		t.Fatal(kerr.ErrorForCode(res[0].ErrorCode))
 	}
@@ -281,7 +282,7 @@ func TestUncleanElectionCanCompleteAReassignment(t *testing.T) {
 		t.Fatalf("setup: %+v", p)
 	}
 	// ...and an unclean election of 4, the only target, completes the move.
-	results, err := c.ElectLeaders(true, []PartitionRef{{"t", 0}})
+	results, err := c.ElectLeaders(context.Background(), true, []PartitionRef{{"t", 0}})
 	if err != nil || results[PartitionRef{"t", 0}] != 0 {
 		t.Fatalf("unclean election: %v %v", results, err)
 	}
