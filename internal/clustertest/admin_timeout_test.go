@@ -47,42 +47,64 @@ func TestCreateTopicsHonoursTimeoutMs(t *testing.T) {
 	defer cancel()
 
 	// timeout_ms 0 on a healthy cluster: the deadline has passed before
-	// the controller decides, so every topic times out, validate_only or
-	// not, and nothing is created.
-	for _, validateOnly := range []bool{true, false} {
-		resp, took, err := createTopicsOn(ctx, t, c.Nodes[0].Addr(), 0, validateOnly, "zero-a", "zero-b")
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, rt := range resp.Topics {
-			if rt.ErrorCode != kerr.RequestTimedOut.Code {
-				t.Fatalf("timeout_ms=0 validate_only=%v: topic %s answered %v, want REQUEST_TIMED_OUT", validateOnly, rt.Topic, kerr.ErrorForCode(rt.ErrorCode))
-			}
-		}
-		if len(resp.Topics) != 2 {
-			t.Fatalf("timeout_ms=0: %d topics answered, want 2", len(resp.Topics))
-		}
-		t.Logf("timeout_ms=0 validate_only=%v answered REQUEST_TIMED_OUT in %v", validateOnly, took)
-	}
-	// A later write commits, so had the zero-timeout topics been written,
-	// every node would have them by the time it has this one.
+	// the controller decides, so every item times out, validate_only or
+	// not, and nothing changes. Asked of the active controller and of a
+	// node that forwards to it.
 	adm := kadm.NewClient(newClient(t, c.Addrs()))
 	if _, err := adm.CreateTopic(ctx, 1, 1, nil, "marker-1"); err != nil {
 		t.Fatal(err)
 	}
+	md, err := metadataOf(ctx, t, c.Nodes[0].Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	controllerNode := c.Nodes[md.ControllerID-1]
+	forwarder := c.Nodes[md.ControllerID%3]
+	for _, n := range []*Node{controllerNode, forwarder} {
+		for _, validateOnly := range []bool{true, false} {
+			resp, took, err := createTopicsOn(ctx, t, n.Addr(), 0, validateOnly, "zero-a", "zero-b")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(resp.Topics) != 2 {
+				t.Fatalf("timeout_ms=0: %d topics answered, want 2", len(resp.Topics))
+			}
+			for _, rt := range resp.Topics {
+				if rt.ErrorCode != kerr.RequestTimedOut.Code {
+					t.Fatalf("CreateTopics timeout_ms=0 validate_only=%v: topic %s answered %v, want REQUEST_TIMED_OUT", validateOnly, rt.Topic, kerr.ErrorForCode(rt.ErrorCode))
+				}
+			}
+			t.Logf("node %s: CreateTopics timeout_ms=0 validate_only=%v answered REQUEST_TIMED_OUT in %v", n.Addr(), validateOnly, took)
+		}
+		zeroTimeoutOtherAPIs(ctx, t, n.Addr(), "marker-1")
+	}
+	// A later write commits, so had the zero-timeout requests changed
+	// anything, every node would show it by the time it has this topic.
+	if _, err := adm.CreateTopic(ctx, 1, 1, nil, "marker-2"); err != nil {
+		t.Fatal(err)
+	}
 	for _, n := range c.Nodes {
 		WaitFor(t, 30*time.Second, func() error {
-			ids, err := topicIDs(ctx, t, n.Addr())
+			md, err := metadataOf(ctx, t, n.Addr())
 			if err != nil {
 				return err
 			}
-			if _, ok := ids["marker-1"]; !ok {
-				return fmt.Errorf("node %s lacks marker-1", n.Addr())
+			partitions := map[string]int{}
+			for _, mt := range md.Topics {
+				if mt.Topic != nil {
+					partitions[*mt.Topic] = len(mt.Partitions)
+				}
+			}
+			if _, ok := partitions["marker-2"]; !ok {
+				return fmt.Errorf("node %s lacks marker-2", n.Addr())
 			}
 			for _, name := range []string{"zero-a", "zero-b"} {
-				if _, ok := ids[name]; ok {
+				if _, ok := partitions[name]; ok {
 					return errStopWaiting{fmt.Errorf("node %s has %s, created by a request with timeout_ms=0", n.Addr(), name)}
 				}
+			}
+			if partitions["marker-1"] != 1 {
+				return errStopWaiting{fmt.Errorf("node %s shows marker-1 with %d partitions after requests with timeout_ms=0, want 1", n.Addr(), partitions["marker-1"])}
 			}
 			return nil
 		})
@@ -90,11 +112,7 @@ func TestCreateTopicsHonoursTimeoutMs(t *testing.T) {
 
 	// Stop the two voters that are not the active controller: the one left
 	// leads a quorum it cannot commit to.
-	md, err := metadataOf(ctx, t, c.Nodes[0].Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	lone := c.Nodes[md.ControllerID-1]
+	lone := controllerNode
 	var stopped []*Node
 	for _, n := range c.Nodes {
 		if n != lone {
@@ -136,13 +154,39 @@ func TestCreateTopicsHonoursTimeoutMs(t *testing.T) {
 		t.Fatalf("Metadata after the timed-out CreateTopics: %v", err)
 	}
 
+	// Check quorum: the lone leader steps down. A request now finds no
+	// active controller to forward to; it waits for one until its deadline.
+	lonely := newClient(t, []string{lone.Addr()})
+	WaitFor(t, 30*time.Second, func() error {
+		v, err := describeQuorum(ctx, lonely)
+		if err != nil {
+			return err
+		}
+		if v.leader >= 0 {
+			return fmt.Errorf("node %s still sees leader %d", lone.Addr(), v.leader)
+		}
+		return nil
+	})
+	unreached := "unreached"
+	resp, took, err = createTopicsOn(ctx, t, lone.Addr(), timeoutMs, false, unreached)
+	if err != nil {
+		t.Fatalf("CreateTopics with no active controller: %v after %v", err, took)
+	}
+	if len(resp.Topics) != 1 || resp.Topics[0].ErrorCode != kerr.RequestTimedOut.Code {
+		t.Fatalf("CreateTopics with no active controller answered %+v, want REQUEST_TIMED_OUT", resp.Topics)
+	}
+	t.Logf("CreateTopics timeout_ms=%d with no active controller answered REQUEST_TIMED_OUT after %v", timeoutMs, took)
+	if took >= 15*time.Second {
+		t.Fatalf("answered after %v: the request's timeout_ms did not bound the wait for a controller", took)
+	}
+
 	// The voters come back; once a new write commits everywhere, every node
 	// has applied whatever of the timed-out entry committed.
 	for _, n := range stopped {
 		n.Resume()
 	}
 	WaitFor(t, 60*time.Second, func() error {
-		return createOnMajority(ctx, c.Addrs(), "marker-2")
+		return createOnMajority(ctx, c.Addrs(), "marker-3")
 	})
 	views := make([]map[string][16]byte, len(c.Nodes))
 	for i, n := range c.Nodes {
@@ -151,8 +195,11 @@ func TestCreateTopicsHonoursTimeoutMs(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			if _, ok := ids["marker-2"]; !ok {
-				return fmt.Errorf("node %s lacks marker-2", n.Addr())
+			if _, ok := ids["marker-3"]; !ok {
+				return fmt.Errorf("node %s lacks marker-3", n.Addr())
+			}
+			if _, ok := ids[unreached]; ok {
+				return errStopWaiting{fmt.Errorf("node %s has %s, whose request reached no controller", n.Addr(), unreached)}
 			}
 			views[i] = ids
 			return nil
@@ -187,4 +234,56 @@ func TestCreateTopicsHonoursTimeoutMs(t *testing.T) {
 		})
 		t.Logf("topic %s: its entry committed once the voters returned; it exists whole on every node", name)
 	}
+}
+
+// zeroTimeoutOtherAPIs sends DeleteTopics, CreatePartitions (validate_only
+// and not) and ElectLeaders with timeout_ms 0 for topic to addr: each
+// answers REQUEST_TIMED_OUT for every item.
+func zeroTimeoutOtherAPIs(ctx context.Context, t *testing.T, addr, topic string) {
+	t.Helper()
+	cl := newClient(t, []string{addr}, kgo.RequestRetries(0))
+	broker := cl.SeedBrokers()[0]
+
+	del := kmsg.NewPtrDeleteTopicsRequest()
+	del.TimeoutMillis = 0
+	dt := kmsg.NewDeleteTopicsRequestTopic()
+	dt.Topic = &topic
+	del.Topics, del.TopicNames = append(del.Topics, dt), []string{topic}
+	dresp, err := del.RequestWith(ctx, broker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dresp.Topics) != 1 || dresp.Topics[0].ErrorCode != kerr.RequestTimedOut.Code {
+		t.Fatalf("node %s: DeleteTopics timeout_ms=0 answered %+v, want REQUEST_TIMED_OUT", addr, dresp.Topics)
+	}
+
+	for _, validateOnly := range []bool{true, false} {
+		cp := kmsg.NewPtrCreatePartitionsRequest()
+		cp.TimeoutMillis, cp.ValidateOnly = 0, validateOnly
+		ct := kmsg.NewCreatePartitionsRequestTopic()
+		ct.Topic, ct.Count = topic, 2
+		cp.Topics = append(cp.Topics, ct)
+		cresp, err := cp.RequestWith(ctx, broker)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(cresp.Topics) != 1 || cresp.Topics[0].ErrorCode != kerr.RequestTimedOut.Code {
+			t.Fatalf("node %s: CreatePartitions timeout_ms=0 validate_only=%v answered %+v, want REQUEST_TIMED_OUT", addr, validateOnly, cresp.Topics)
+		}
+	}
+
+	el := kmsg.NewPtrElectLeadersRequest()
+	el.TimeoutMillis = 0
+	et := kmsg.NewElectLeadersRequestTopic()
+	et.Topic, et.Partitions = topic, []int32{0}
+	el.Topics = append(el.Topics, et)
+	eresp, err := el.RequestWith(ctx, broker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if eresp.ErrorCode != kerr.RequestTimedOut.Code || len(eresp.Topics) != 1 || len(eresp.Topics[0].Partitions) != 1 ||
+		eresp.Topics[0].Partitions[0].ErrorCode != kerr.RequestTimedOut.Code {
+		t.Fatalf("node %s: ElectLeaders timeout_ms=0 answered %+v, want REQUEST_TIMED_OUT", addr, eresp)
+	}
+	t.Logf("node %s: DeleteTopics, CreatePartitions and ElectLeaders with timeout_ms=0 answered REQUEST_TIMED_OUT", addr)
 }
