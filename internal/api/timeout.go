@@ -9,7 +9,7 @@ import (
 )
 
 // Controller requests that carry a timeout_ms (CreateTopics, DeleteTopics,
-// CreatePartitions, ElectLeaders) are decided within it, as Kafka's
+// CreatePartitions, ElectLeaders, AlterPartitionReassignments) are decided within it, as Kafka's
 // ControllerApis makes timeoutMs the deadline of the controller event:
 //   - the deadline is timeout_ms after the handler starts; 0 or less has
 //     passed already, so every item answers REQUEST_TIMED_OUT and nothing
@@ -40,6 +40,8 @@ func controllerTimeoutMs(req kmsg.Request) (ms int32, ok bool) {
 	case *kmsg.CreatePartitionsRequest:
 		return r.TimeoutMillis, true
 	case *kmsg.ElectLeadersRequest:
+		return r.TimeoutMillis, true
+	case *kmsg.AlterPartitionAssignmentsRequest:
 		return r.TimeoutMillis, true
 	}
 	return 0, false
@@ -106,6 +108,22 @@ func errorResponse(req kmsg.Request, version int16, code int16, message string) 
 			for _, p := range t.Partitions {
 				rp := kmsg.NewElectLeadersResponseTopicPartition()
 				rp.Partition, rp.ErrorCode, rp.ErrorMessage = p, code, strptr(message)
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			resp.Topics = append(resp.Topics, rt)
+		}
+		return resp
+	case *kmsg.AlterPartitionAssignmentsRequest:
+		// The top-level code and every partition, as Kafka's
+		// AlterPartitionReassignmentsRequest.getErrorResponse.
+		resp := kmsg.NewPtrAlterPartitionAssignmentsResponse()
+		resp.ErrorCode, resp.ErrorMessage = code, strptr(message)
+		for _, t := range r.Topics {
+			rt := kmsg.NewAlterPartitionAssignmentsResponseTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewAlterPartitionAssignmentsResponseTopicPartition()
+				rp.Partition, rp.ErrorCode, rp.ErrorMessage = p.Partition, code, strptr(message)
 				rt.Partitions = append(rt.Partitions, rp)
 			}
 			resp.Topics = append(resp.Topics, rt)

@@ -237,8 +237,8 @@ func TestCreateTopicsHonoursTimeoutMs(t *testing.T) {
 }
 
 // zeroTimeoutOtherAPIs sends DeleteTopics, CreatePartitions (validate_only
-// and not) and ElectLeaders with timeout_ms 0 for topic to addr: each
-// answers REQUEST_TIMED_OUT for every item.
+// and not), ElectLeaders and AlterPartitionReassignments with timeout_ms 0
+// for topic to addr: each answers REQUEST_TIMED_OUT for every item.
 func zeroTimeoutOtherAPIs(ctx context.Context, t *testing.T, addr, topic string) {
 	t.Helper()
 	cl := newClient(t, []string{addr}, kgo.RequestRetries(0))
@@ -285,5 +285,21 @@ func zeroTimeoutOtherAPIs(ctx context.Context, t *testing.T, addr, topic string)
 		eresp.Topics[0].Partitions[0].ErrorCode != kerr.RequestTimedOut.Code {
 		t.Fatalf("node %s: ElectLeaders timeout_ms=0 answered %+v, want REQUEST_TIMED_OUT", addr, eresp)
 	}
-	t.Logf("node %s: DeleteTopics, CreatePartitions and ElectLeaders with timeout_ms=0 answered REQUEST_TIMED_OUT", addr)
+	ar := kmsg.NewPtrAlterPartitionAssignmentsRequest()
+	ar.TimeoutMillis = 0
+	at := kmsg.NewAlterPartitionAssignmentsRequestTopic()
+	at.Topic = topic
+	ap := kmsg.NewAlterPartitionAssignmentsRequestTopicPartition()
+	ap.Partition, ap.Replicas = 0, []int32{1}
+	at.Partitions = append(at.Partitions, ap)
+	ar.Topics = append(ar.Topics, at)
+	aresp, err := ar.RequestWith(ctx, broker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if aresp.ErrorCode != kerr.RequestTimedOut.Code || len(aresp.Topics) != 1 || len(aresp.Topics[0].Partitions) != 1 ||
+		aresp.Topics[0].Partitions[0].ErrorCode != kerr.RequestTimedOut.Code {
+		t.Fatalf("node %s: AlterPartitionReassignments timeout_ms=0 answered %+v, want REQUEST_TIMED_OUT", addr, aresp)
+	}
+	t.Logf("node %s: DeleteTopics, CreatePartitions, ElectLeaders and AlterPartitionReassignments with timeout_ms=0 answered REQUEST_TIMED_OUT", addr)
 }

@@ -7,7 +7,7 @@ import (
 )
 
 // Requests that carry a timeout_ms (CreateTopics, DeleteTopics,
-// CreatePartitions, ElectLeaders) reach the controller with a context whose
+// CreatePartitions, ElectLeaders, AlterPartitionReassignments) reach the controller with a context whose
 // deadline is the request's arrival plus timeout_ms, as Kafka's ControllerApis
 // turns timeoutMs into the deadline of the controller event. Kafka times an
 // event out with REQUEST_TIMED_OUT when it has not run by its deadline, so a

@@ -59,6 +59,9 @@ func TestPassedDeadlineTimesOutBeforeDeciding(t *testing.T) {
 	if _, err := c.ElectLeaders(expired(), false, nil); !IsTimeout(err) || commitError(err) != kerr.RequestTimedOut {
 		t.Fatalf("ElectLeaders past its deadline: %v", err)
 	}
+	if _, err := c.AlterPartitionReassignments(expired(), []Reassignment{{Topic: "t", Partition: 0, Replicas: []int32{2}}}, true); !IsTimeout(err) {
+		t.Fatalf("AlterPartitionReassignments past its deadline: %v", err)
+	}
 	if len(j.entries) != entries {
 		t.Fatalf("requests past their deadline wrote %d entries", len(j.entries)-entries)
 	}
