@@ -15,6 +15,9 @@ package api
 //     INVALID_REPLICA_ASSIGNMENT.
 //   - Configs are validated by name and value: INVALID_CONFIG.
 //   - validate_only checks everything and creates nothing.
+//   - timeout_ms is the deadline of the decision (timeout.go): past it,
+//     REQUEST_TIMED_OUT for each topic; 0 or less times out at once, with
+//     validate_only too.
 //   - v5+ returns the topic id (v7), partitions, replication factor and the
 //     topic's configs.
 
@@ -56,7 +59,9 @@ func handleCreateTopics(b *Broker, c *call, r kmsg.Request) {
 		}
 		creates[i] = ct
 	}
-	results := b.Controller.CreateTopics(creates, req.ValidateOnly)
+	ctx, cancel := requestContext(req.TimeoutMillis)
+	defer cancel()
+	results := b.Controller.CreateTopics(ctx, creates, req.ValidateOnly)
 	resp := kmsg.NewPtrCreateTopicsResponse()
 	img := b.Image()
 	for i, res := range results {

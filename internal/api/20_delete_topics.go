@@ -9,6 +9,8 @@ package api
 //     TOPIC_DELETION_DISABLED.
 //   - The partitions' logs are deleted once the removal is committed to the
 //     metadata log.
+//   - timeout_ms is the deadline of the decision (timeout.go): past it,
+//     REQUEST_TIMED_OUT; 0 or less answers it for every topic at once.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -25,6 +27,12 @@ func init() {
 func handleDeleteTopics(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.DeleteTopicsRequest)
 	if b.forwarded(c, req) {
+		return
+	}
+	ctx, cancel := requestContext(req.TimeoutMillis)
+	defer cancel()
+	if ctx.Err() != nil {
+		c.reply(timedOutResponse(req, c.version))
 		return
 	}
 	img := b.Image()
@@ -69,7 +77,7 @@ func handleDeleteTopics(b *Broker, c *call, r kmsg.Request) {
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
-	results := b.Controller.DeleteTopics(ids)
+	results := b.Controller.DeleteTopics(ctx, ids)
 	for i, res := range results {
 		resp.Topics[at[i]].ErrorCode = res.ErrorCode
 		if res.ErrorMessage != "" {

@@ -7,6 +7,9 @@ package api
 //     unknown topic UNKNOWN_TOPIC_OR_PARTITION; assignments that don't match
 //     the added count or name unknown brokers INVALID_REPLICA_ASSIGNMENT.
 //   - validate_only checks without creating.
+//   - timeout_ms is the deadline of the decision (timeout.go): past it,
+//     REQUEST_TIMED_OUT; 0 or less answers it for every topic at once, with
+//     validate_only too.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -21,6 +24,12 @@ func init() {
 func handleCreatePartitions(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.CreatePartitionsRequest)
 	if b.forwarded(c, req) {
+		return
+	}
+	ctx, cancel := requestContext(req.TimeoutMillis)
+	defer cancel()
+	if ctx.Err() != nil {
+		c.reply(timedOutResponse(req, c.version))
 		return
 	}
 	resp := kmsg.NewPtrCreatePartitionsResponse()
@@ -41,7 +50,7 @@ func handleCreatePartitions(b *Broker, c *call, r kmsg.Request) {
 		for _, a := range t.Assignment {
 			assignments = append(assignments, a.Replicas)
 		}
-		res := b.Controller.CreatePartitions(t.Topic, t.Count, assignments, req.ValidateOnly)
+		res := b.Controller.CreatePartitions(ctx, t.Topic, t.Count, assignments, req.ValidateOnly)
 		st.ErrorCode = res.ErrorCode
 		if res.ErrorMessage != "" {
 			st.ErrorMessage = strptr(res.ErrorMessage)

@@ -9,6 +9,9 @@ package api
 //     ELECTION_NOT_NEEDED when it already leads); unclean elections (type 1,
 //     v1+) give a leaderless partition its first live replica.
 //   - A null topic list means every partition.
+//   - timeout_ms is the deadline of the decision (timeout.go): past it,
+//     REQUEST_TIMED_OUT at the top level (v1+) and for every named
+//     partition; 0 or less times out at once.
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -36,10 +39,11 @@ func handleElectLeaders(b *Broker, c *call, r kmsg.Request) {
 			}
 		}
 	}
-	results, err := b.Controller.ElectLeaders(c.version >= 1 && req.ElectionType == 1, targets)
+	ctx, cancel := requestContext(req.TimeoutMillis)
+	defer cancel()
+	results, err := b.Controller.ElectLeaders(ctx, c.version >= 1 && req.ElectionType == 1, targets)
 	if err != nil {
-		resp.ErrorCode = controllerErrorCode(err)
-		c.reply(resp)
+		c.reply(errorResponse(req, c.version, controllerErrorCode(err), err.Error()))
 		return
 	}
 	byTopic := map[string]*kmsg.ElectLeadersResponseTopic{}

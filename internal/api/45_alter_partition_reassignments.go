@@ -19,6 +19,10 @@ package api
 //     another size with INVALID_REPLICATION_FACTOR (v0 always allows it).
 //   - The call returns once the change is committed, not once data moved;
 //     ListPartitionReassignments shows the progress.
+//   - timeout_ms is the deadline of the decision (timeout.go): past it, or
+//     on another failure to commit, the code is at the top level and on
+//     every partition, as Kafka's error response; 0 or less times out at
+//     once.
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -44,11 +48,11 @@ func handleAlterPartitionReassignments(b *Broker, c *call, r kmsg.Request) {
 		}
 	}
 	allowFactorChange := c.version < 1 || req.AllowReplicationFactorChange
-	results, err := b.Controller.AlterPartitionReassignments(reqs, allowFactorChange)
+	ctx, cancel := requestContext(req.TimeoutMillis)
+	defer cancel()
+	results, err := b.Controller.AlterPartitionReassignments(ctx, reqs, allowFactorChange)
 	if err != nil {
-		resp.ErrorCode = controllerErrorCode(err)
-		resp.ErrorMessage = strptr(err.Error())
-		c.reply(resp)
+		c.reply(errorResponse(req, c.version, controllerErrorCode(err), err.Error()))
 		return
 	}
 	i := 0

@@ -54,13 +54,31 @@ func (b *Broker) forwarded(c *call, req kmsg.Request) bool {
 	return true
 }
 
-// forward sends req to the active controller and relays the answer.
+// forward sends req to the active controller and relays the answer. A
+// request with a timeout_ms is bounded by it (timeout.go): it waits for an
+// active controller until its deadline and for the answer a grace period
+// longer, and answers REQUEST_TIMED_OUT per item when either passes.
 func (b *Broker) forward(c *call, req kmsg.Request) {
 	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), forwardTimeoutMs*time.Millisecond)
+		wait := forwardTimeoutMs * time.Millisecond
+		timeoutMs, timed := controllerTimeoutMs(req)
+		if timed {
+			deadline, cancel := requestContext(timeoutMs)
+			defer cancel()
+			if !b.awaitController(deadline) {
+				c.reply(timedOutResponse(req, c.version))
+				return
+			}
+			wait = time.Duration(max(timeoutMs, 0))*time.Millisecond + forwardGraceMs*time.Millisecond
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), wait)
 		defer cancel()
 		resp, err := b.ForwardToController(ctx, req)
 		if err != nil {
+			if timed && ctx.Err() != nil {
+				c.reply(timedOutResponse(req, c.version))
+				return
+			}
 			b.Logger.Warn("forwarding to the active controller failed", "api", kmsg.NameForKey(req.Key()), "err", err)
 			c.req.Respond(network.Response{None: true, Close: true})
 			return
@@ -69,12 +87,36 @@ func (b *Broker) forward(c *call, req kmsg.Request) {
 	}()
 }
 
+// controllerPollInterval is how often a forwarding broker looks for an
+// active controller while none is known.
+const controllerPollInterval = 20 * time.Millisecond
+
+// awaitController reports whether an active controller is known before ctx
+// ends.
+func (b *Broker) awaitController(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	ticker := time.NewTicker(controllerPollInterval)
+	defer ticker.Stop()
+	for b.activeControllerID() < 0 {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-ticker.C:
+		}
+	}
+	return true
+}
+
 // createTopics creates topics on the active controller, here or by
 // forwarding a CreateTopics request. This node's image may lag behind the
 // creation by a moment.
 func (b *Broker) createTopics(topics []controller.CreateTopic) []controller.TopicResult {
 	if b.isActiveController() || b.ForwardToController == nil {
-		return b.Controller.CreateTopics(topics, false)
+		ctx, cancel := requestContext(forwardTimeoutMs)
+		defer cancel()
+		return b.Controller.CreateTopics(ctx, topics, false)
 	}
 	req := kmsg.NewPtrCreateTopicsRequest()
 	req.TimeoutMillis = forwardTimeoutMs
@@ -130,11 +172,14 @@ func (b *Broker) allocateProducerIDs() (first, size int64, err error) {
 
 // controllerErrorCode is the top-level code for a controller write that
 // failed: NOT_CONTROLLER when this node is not (or no longer) the active
-// controller, so the client retries at the right one; else
-// UNKNOWN_SERVER_ERROR.
+// controller, so the client retries at the right one; REQUEST_TIMED_OUT
+// when the request's deadline passed; else UNKNOWN_SERVER_ERROR.
 func controllerErrorCode(err error) int16 {
-	if errors.Is(err, controller.ErrNotActive) {
+	switch {
+	case errors.Is(err, controller.ErrNotActive):
 		return kerr.NotController.Code
+	case controller.IsTimeout(err):
+		return kerr.RequestTimedOut.Code
 	}
 	return kerr.UnknownServerError.Code
 }

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"context"
 	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -50,7 +51,7 @@ type AlterPartitionResult struct {
 func (c *Controller) AlterPartition(reqs []AlterPartitionRequest) ([]AlterPartitionResult, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err := c.journal.CatchUp(); err != nil {
+	if err := c.journal.CatchUp(context.Background()); err != nil {
 		return nil, err
 	}
 	img := c.image.Load()
@@ -89,7 +90,7 @@ func (c *Controller) AlterPartition(reqs []AlterPartitionRequest) ([]AlterPartit
 		recs = append(recs, rec)
 		changed = append(changed, i)
 	}
-	if err := c.commitLocked(recs); err != nil {
+	if err := c.commitLocked(context.Background(), recs); err != nil {
 		return nil, err
 	}
 	after := c.image.Load()

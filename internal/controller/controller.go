@@ -9,6 +9,7 @@
 package controller
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -24,13 +25,14 @@ type Journal interface {
 	// its offset. A replicated journal may already have applied the entry
 	// through ApplyCommitted when Append returns; a journal that cannot
 	// accept writes here (not the quorum leader) returns an error wrapping
-	// ErrNotActive.
-	Append(values [][]byte) (offset int64, err error)
+	// ErrNotActive. When ctx ends first, Append returns an error wrapping
+	// ctx.Err(); the entry may still commit later, whole.
+	Append(ctx context.Context, values [][]byte) (offset int64, err error)
 	// CatchUp returns once this node has applied every entry committed
 	// before it could write: a new quorum leader commits a NoOpRecord and
 	// waits for it. It returns an error wrapping ErrNotActive on a node
-	// that cannot write.
-	CatchUp() error
+	// that cannot write, and one wrapping ctx.Err() when ctx ends first.
+	CatchUp(ctx context.Context) error
 }
 
 // Config holds the broker settings that shape metadata decisions.
@@ -70,8 +72,9 @@ type Controller struct {
 	journal Journal
 	image   atomic.Pointer[metadata.Image]
 
-	// mu serialises decisions: read the image, decide, append.
-	mu sync.Mutex
+	// mu serialises decisions: read the image, decide, append. A request
+	// with a deadline waits for it no longer than that (lockContext).
+	mu writeLock
 	// live tracks broker heartbeats while this controller is active.
 	live liveness
 
@@ -91,7 +94,7 @@ func New(cfg Config, journal Journal) *Controller {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	c := &Controller{cfg: cfg, journal: journal}
+	c := &Controller{cfg: cfg, journal: journal, mu: newWriteLock()}
 	c.image.Store(metadata.EmptyImage())
 	return c
 }
@@ -173,8 +176,11 @@ func (c *Controller) Restore(snapshot []byte, offset int64) error {
 	return nil
 }
 
-// commitLocked appends recs to the journal and applies them.
-func (c *Controller) commitLocked(recs []metadata.Record) error {
+// commitLocked appends recs to the journal and applies them. When ctx ends
+// before the entry commits, it returns an error wrapping ctx.Err() and
+// applies nothing here; the entry may still commit, and then reaches the
+// image through ApplyCommitted.
+func (c *Controller) commitLocked(ctx context.Context, recs []metadata.Record) error {
 	if len(recs) == 0 {
 		return nil
 	}
@@ -186,12 +192,12 @@ func (c *Controller) commitLocked(recs []metadata.Record) error {
 		}
 		values[i] = v
 	}
-	offset, err := c.journal.Append(values)
+	offset, err := c.journal.Append(ctx, values)
 	if err != nil {
 		if errors.Is(err, ErrNotActive) {
 			return err
 		}
-		return fmt.Errorf("%w: %v", ErrJournal, err)
+		return fmt.Errorf("%w: %w", ErrJournal, err)
 	}
 	c.apply(offset, recs)
 	return nil
@@ -209,7 +215,7 @@ func (c *Controller) Bootstrap(clusterID string, self metadata.RegisterBrokerRec
 func (c *Controller) RegisterBroker(clusterID string, reg metadata.RegisterBrokerRecord) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err := c.journal.CatchUp(); err != nil {
+	if err := c.journal.CatchUp(context.Background()); err != nil {
 		return err
 	}
 	img := c.image.Load()
@@ -224,7 +230,7 @@ func (c *Controller) RegisterBroker(clusterID string, reg metadata.RegisterBroke
 	// offset is a barrier: a broker that has applied it has applied
 	// everything committed before it.
 	recs = append(recs, &reg)
-	return c.commitLocked(recs)
+	return c.commitLocked(context.Background(), recs)
 }
 
 func sameEndpoints(a, b []metadata.Endpoint) bool {
@@ -244,11 +250,11 @@ func sameEndpoints(a, b []metadata.Endpoint) bool {
 func (c *Controller) AllocateProducerIDs(broker int32) (first, size int64, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err := c.journal.CatchUp(); err != nil {
+	if err := c.journal.CatchUp(context.Background()); err != nil {
 		return 0, 0, err
 	}
 	first = c.image.Load().NextProducerID
 	size = c.cfg.ProducerIDBlockSize
-	err = c.commitLocked([]metadata.Record{&metadata.ProducerIDsRecord{BrokerID: broker, NextProducerID: first + size}})
+	err = c.commitLocked(context.Background(), []metadata.Record{&metadata.ProducerIDsRecord{BrokerID: broker, NextProducerID: first + size}})
 	return first, size, err
 }

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"reflect"
@@ -20,7 +21,7 @@ type memJournal struct {
 	fail    error
 }
 
-func (j *memJournal) Append(values [][]byte) (int64, error) {
+func (j *memJournal) Append(_ context.Context, values [][]byte) (int64, error) {
 	if j.fail != nil {
 		return 0, j.fail
 	}
@@ -28,7 +29,7 @@ func (j *memJournal) Append(values [][]byte) (int64, error) {
 	return int64(len(j.entries) - 1), nil
 }
 
-func (j *memJournal) CatchUp() error { return j.fail }
+func (j *memJournal) CatchUp(context.Context) error { return j.fail }
 
 // replay applies every entry to c, as a replicated journal does at start.
 func (j *memJournal) replay(t *testing.T, c *Controller) {
@@ -54,7 +55,7 @@ func newTestController(t *testing.T, j *memJournal, brokers int) *Controller {
 func TestCreateTopicsDecisions(t *testing.T) {
 	j := &memJournal{}
 	c := newTestController(t, j, 2)
-	res := c.CreateTopics([]CreateTopic{{Name: "a", NumPartitions: -1, ReplicationFactor: -1}}, false)
+	res := c.CreateTopics(context.Background(), []CreateTopic{{Name: "a", NumPartitions: -1, ReplicationFactor: -1}}, false)
 	if res[0].ErrorCode != 0 || res[0].NumPartitions != 3 || res[0].ReplicationFactor != 1 {
 		t.Fatalf("defaults: %+v", res[0])
 	}
@@ -74,13 +75,13 @@ func TestCreateTopicsDecisions(t *testing.T) {
 		{CreateTopic{Name: "dup", NumPartitions: -1, ReplicationFactor: -1, Assignments: [][]int32{{1, 1}}}, kerr.InvalidReplicaAssignment},
 	}
 	for _, tc := range cases {
-		res := c.CreateTopics([]CreateTopic{tc.topic}, false)
+		res := c.CreateTopics(context.Background(), []CreateTopic{tc.topic}, false)
 		if res[0].ErrorCode != tc.want.Code {
 			t.Errorf("%q: got %v, want %v", tc.topic.Name, kerr.ErrorForCode(res[0].ErrorCode), tc.want)
 		}
 	}
 	// Placement spreads leaders over both brokers.
-	res = c.CreateTopics([]CreateTopic{{Name: "spread", NumPartitions: 4, ReplicationFactor: 2}}, false)
+	res = c.CreateTopics(context.Background(), []CreateTopic{{Name: "spread", NumPartitions: 4, ReplicationFactor: 2}}, false)
 	leaders := map[int32]int{}
 	for _, p := range c.Image().Topic("spread").Partitions {
 		leaders[p.Leader]++
@@ -92,7 +93,7 @@ func TestCreateTopicsDecisions(t *testing.T) {
 		t.Fatalf("leaders %v", leaders)
 	}
 	// validate_only creates nothing.
-	c.CreateTopics([]CreateTopic{{Name: "dry", NumPartitions: 1, ReplicationFactor: 1}}, true)
+	c.CreateTopics(context.Background(), []CreateTopic{{Name: "dry", NumPartitions: 1, ReplicationFactor: 1}}, true)
 	if c.Image().Topic("dry") != nil {
 		t.Fatal("validate_only created a topic")
 	}
@@ -101,7 +102,7 @@ func TestCreateTopicsDecisions(t *testing.T) {
 func TestReplayRestoresImage(t *testing.T) {
 	j := &memJournal{}
 	c := newTestController(t, j, 1)
-	c.CreateTopics([]CreateTopic{{Name: "x", NumPartitions: 2, ReplicationFactor: 1}}, false)
+	c.CreateTopics(context.Background(), []CreateTopic{{Name: "x", NumPartitions: 2, ReplicationFactor: 1}}, false)
 	if err := c.SetConfigs(metadata.ResourceTopic, "x", map[string]string{"retention.ms": "1000"}); err != nil {
 		t.Fatal(err)
 	}
@@ -140,12 +141,12 @@ func TestJournalFailureLeavesImageUnchanged(t *testing.T) {
 	j := &memJournal{}
 	c := newTestController(t, j, 1)
 	j.fail = errors.New("disk full")
-	res := c.CreateTopics([]CreateTopic{{Name: "y", NumPartitions: 1, ReplicationFactor: 1}}, false)
+	res := c.CreateTopics(context.Background(), []CreateTopic{{Name: "y", NumPartitions: 1, ReplicationFactor: 1}}, false)
 	if res[0].ErrorCode != kerr.UnknownServerError.Code {
 		t.Fatalf("got %v", kerr.ErrorForCode(res[0].ErrorCode))
 	}
 	j.fail = fmt.Errorf("follower: %w", ErrNotActive)
-	res = c.CreateTopics([]CreateTopic{{Name: "y", NumPartitions: 1, ReplicationFactor: 1}}, false)
+	res = c.CreateTopics(context.Background(), []CreateTopic{{Name: "y", NumPartitions: 1, ReplicationFactor: 1}}, false)
 	if res[0].ErrorCode != kerr.NotController.Code {
 		t.Fatalf("not leader: got %v", kerr.ErrorForCode(res[0].ErrorCode))
 	}
@@ -156,21 +157,21 @@ func TestJournalFailureLeavesImageUnchanged(t *testing.T) {
 
 func TestDeleteAndCreatePartitions(t *testing.T) {
 	c := newTestController(t, &memJournal{}, 1)
-	c.CreateTopics([]CreateTopic{{Name: "z", NumPartitions: 1, ReplicationFactor: 1}}, false)
-	if r := c.CreatePartitions("z", 1, nil, false); r.ErrorCode != kerr.InvalidPartitions.Code {
+	c.CreateTopics(context.Background(), []CreateTopic{{Name: "z", NumPartitions: 1, ReplicationFactor: 1}}, false)
+	if r := c.CreatePartitions(context.Background(), "z", 1, nil, false); r.ErrorCode != kerr.InvalidPartitions.Code {
 		t.Fatalf("same count: %v", kerr.ErrorForCode(r.ErrorCode))
 	}
-	if r := c.CreatePartitions("z", 3, nil, false); r.ErrorCode != 0 {
+	if r := c.CreatePartitions(context.Background(), "z", 3, nil, false); r.ErrorCode != 0 {
 		t.Fatalf("grow: %v", r.ErrorMessage)
 	}
 	if got := len(c.Image().Topic("z").Partitions); got != 3 {
 		t.Fatalf("%d partitions", got)
 	}
-	if r := c.CreatePartitions("nope", 3, nil, false); r.ErrorCode != kerr.UnknownTopicOrPartition.Code {
+	if r := c.CreatePartitions(context.Background(), "nope", 3, nil, false); r.ErrorCode != kerr.UnknownTopicOrPartition.Code {
 		t.Fatal("unknown topic accepted")
 	}
 	id := c.Image().Topic("z").ID
-	res := c.DeleteTopics([]metadata.UUID{id, {9}})
+	res := c.DeleteTopics(context.Background(), []metadata.UUID{id, {9}})
 	if res[0].ErrorCode != 0 || res[1].ErrorCode != kerr.UnknownTopicID.Code {
 		t.Fatalf("delete results %+v", res)
 	}
@@ -191,7 +192,7 @@ func TestTopicNameRules(t *testing.T) {
 func TestApplyCommittedIsIdempotentByOffset(t *testing.T) {
 	j := &memJournal{}
 	c := newTestController(t, j, 1)
-	c.CreateTopics([]CreateTopic{{Name: "once", NumPartitions: 1, ReplicationFactor: 1}}, false)
+	c.CreateTopics(context.Background(), []CreateTopic{{Name: "once", NumPartitions: 1, ReplicationFactor: 1}}, false)
 	changes := 0
 	c.OnChange(func(old, next *metadata.Image) { changes++ })
 	before := c.Image()
@@ -221,7 +222,7 @@ func TestApplyCommittedIsIdempotentByOffset(t *testing.T) {
 func TestFencingMovesAndRestoresLeadership(t *testing.T) {
 	j := &memJournal{}
 	c := newTestController(t, j, 3)
-	c.CreateTopics([]CreateTopic{{Name: "solo", NumPartitions: 3, ReplicationFactor: 1}, {Name: "trio", NumPartitions: 1, ReplicationFactor: 3}}, false)
+	c.CreateTopics(context.Background(), []CreateTopic{{Name: "solo", NumPartitions: 3, ReplicationFactor: 1}, {Name: "trio", NumPartitions: 1, ReplicationFactor: 3}}, false)
 	start := time.Unix(1000, 0)
 	session := 9 * time.Second
 	// The active controller checks every second. Broker 2 heartbeats
@@ -284,7 +285,7 @@ func TestRackAwarePlacement(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	res := c.CreateTopics([]CreateTopic{{Name: "racked", NumPartitions: 12, ReplicationFactor: 3}}, false)
+	res := c.CreateTopics(context.Background(), []CreateTopic{{Name: "racked", NumPartitions: 12, ReplicationFactor: 3}}, false)
 	if res[0].ErrorCode != 0 {
 		t.Fatal(res[0].ErrorMessage)
 	}
@@ -309,7 +310,7 @@ func TestRackAwarePlacement(t *testing.T) {
 func TestElectLeaders(t *testing.T) {
 	j := &memJournal{}
 	c := newTestController(t, j, 3)
-	c.CreateTopics([]CreateTopic{{Name: "pref", NumPartitions: 3, ReplicationFactor: 3}}, false)
+	c.CreateTopics(context.Background(), []CreateTopic{{Name: "pref", NumPartitions: 3, ReplicationFactor: 3}}, false)
 	start := time.Unix(1000, 0)
 	// Fence broker 2: partitions it leads move away from their preferred leader.
 	for sec := 0; sec <= 12; sec++ {
@@ -323,7 +324,7 @@ func TestElectLeaders(t *testing.T) {
 	if p1.Replicas[0] != 2 || p1.Leader == 2 {
 		t.Fatalf("setup: partition 1 replicas %v leader %d", p1.Replicas, p1.Leader)
 	}
-	res, err := c.ElectLeaders(false, []PartitionRef{{"pref", 1}, {"nope", 0}})
+	res, err := c.ElectLeaders(context.Background(), false, []PartitionRef{{"pref", 1}, {"nope", 0}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -332,7 +333,7 @@ func TestElectLeaders(t *testing.T) {
 	}
 	// Broker 2 comes back but is out of the ISR: still not eligible.
 	c.Heartbeat(2, start.Add(13*time.Second))
-	res, _ = c.ElectLeaders(false, []PartitionRef{{"pref", 1}})
+	res, _ = c.ElectLeaders(context.Background(), false, []PartitionRef{{"pref", 1}})
 	if res[PartitionRef{"pref", 1}] != kerr.PreferredLeaderNotAvailable.Code {
 		t.Fatalf("out of the ISR: %v", res)
 	}
@@ -341,19 +342,19 @@ func TestElectLeaders(t *testing.T) {
 	img := c.Image()
 	leader := img.Topic("pref").Partitions[1].Leader
 	c.mu.Lock()
-	err = c.commitLocked([]metadata.Record{&metadata.PartitionChangeRecord{TopicID: img.Topic("pref").ID, Partition: 1, ISR: []int32{leader, 2}}})
+	err = c.commitLocked(context.Background(), []metadata.Record{&metadata.PartitionChangeRecord{TopicID: img.Topic("pref").ID, Partition: 1, ISR: []int32{leader, 2}}})
 	c.mu.Unlock()
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, _ = c.ElectLeaders(false, []PartitionRef{{"pref", 1}})
+	res, _ = c.ElectLeaders(context.Background(), false, []PartitionRef{{"pref", 1}})
 	if res[PartitionRef{"pref", 1}] != 0 || c.Image().Topic("pref").Partitions[1].Leader != 2 {
 		t.Fatalf("preferred election: %v, leader %d", res, c.Image().Topic("pref").Partitions[1].Leader)
 	}
 	// Partitions already led by their preferred replica need no election.
 	for _, p := range c.Image().Topic("pref").Partitions {
 		if p.Leader == p.Replicas[0] {
-			res, _ = c.ElectLeaders(false, []PartitionRef{{"pref", p.Partition}})
+			res, _ = c.ElectLeaders(context.Background(), false, []PartitionRef{{"pref", p.Partition}})
 			if res[PartitionRef{"pref", p.Partition}] != kerr.ElectionNotNeeded.Code {
 				t.Fatalf("preferred already leads: %v", res)
 			}

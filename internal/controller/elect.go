@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"context"
 	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -22,12 +23,14 @@ type PartitionRef struct {
 // partition's Kafka error code (0, ELECTION_NOT_NEEDED,
 // PREFERRED_LEADER_NOT_AVAILABLE, ELIGIBLE_LEADERS_NOT_AVAILABLE,
 // UNKNOWN_TOPIC_OR_PARTITION).
-func (c *Controller) ElectLeaders(unclean bool, targets []PartitionRef) (map[PartitionRef]int16, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.journal.CatchUp(); err != nil {
+//
+// ctx carries the request's deadline (deadline.go); past it the error
+// satisfies IsTimeout.
+func (c *Controller) ElectLeaders(ctx context.Context, unclean bool, targets []PartitionRef) (map[PartitionRef]int16, error) {
+	if err := c.beginTimed(ctx); err != nil {
 		return nil, err
 	}
+	defer c.mu.Unlock()
 	img := c.image.Load()
 	if targets == nil {
 		for _, name := range img.TopicNames() {
@@ -91,7 +94,7 @@ func (c *Controller) ElectLeaders(unclean bool, targets []PartitionRef) (map[Par
 		recs = append(recs, change)
 		results[ref] = 0
 	}
-	if err := c.commitLocked(recs); err != nil {
+	if err := c.commitLocked(ctx, recs); err != nil {
 		return nil, err
 	}
 	return results, nil

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -55,7 +56,7 @@ func metadataChangedBetween(low, high int16) bool {
 func (c *Controller) UpdateFeatures(updates []FeatureUpdate, validateOnly bool) (int16, string, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err := c.journal.CatchUp(); err != nil {
+	if err := c.journal.CatchUp(context.Background()); err != nil {
 		return 0, "", err
 	}
 	img := c.image.Load()
@@ -69,7 +70,7 @@ func (c *Controller) UpdateFeatures(updates []FeatureUpdate, validateOnly bool) 
 	if validateOnly {
 		return 0, "", nil
 	}
-	return 0, "", c.commitLocked(recs)
+	return 0, "", c.commitLocked(context.Background(), recs)
 }
 
 // featureUpdateRefusal returns why u cannot be applied to img, in Kafka's

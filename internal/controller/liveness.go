@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -35,7 +36,7 @@ type liveness struct {
 func (c *Controller) Heartbeat(id int32, now time.Time) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err := c.journal.CatchUp(); err != nil {
+	if err := c.journal.CatchUp(context.Background()); err != nil {
 		return err
 	}
 	img := c.image.Load()
@@ -62,7 +63,7 @@ func (c *Controller) Heartbeat(id int32, now time.Time) error {
 			}
 		}
 	}
-	return c.commitLocked(recs)
+	return c.commitLocked(context.Background(), recs)
 }
 
 // FenceStale fences every broker (other than this controller's own node)
@@ -70,7 +71,7 @@ func (c *Controller) Heartbeat(id int32, now time.Time) error {
 func (c *Controller) FenceStale(now time.Time, sessionTimeout time.Duration) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err := c.journal.CatchUp(); err != nil {
+	if err := c.journal.CatchUp(context.Background()); err != nil {
 		return err
 	}
 	img := c.image.Load()
@@ -97,7 +98,7 @@ func (c *Controller) FenceStale(now time.Time, sessionTimeout time.Duration) err
 	if len(stale) == 0 {
 		return nil
 	}
-	return c.commitLocked(fenceRecords(img, stale))
+	return c.commitLocked(context.Background(), fenceRecords(img, stale))
 }
 
 // fenceRecords fences the brokers and moves their leaderships to another
@@ -153,7 +154,7 @@ func fenceRecords(img *metadata.Image, fenced []int32) []metadata.Record {
 func (c *Controller) ControlledShutdown(id int32) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err := c.journal.CatchUp(); err != nil {
+	if err := c.journal.CatchUp(context.Background()); err != nil {
 		return err
 	}
 	img := c.image.Load()
@@ -164,5 +165,5 @@ func (c *Controller) ControlledShutdown(id int32) error {
 	if b.Fenced {
 		return nil
 	}
-	return c.commitLocked(fenceRecords(img, []int32{id}))
+	return c.commitLocked(context.Background(), fenceRecords(img, []int32{id}))
 }

@@ -28,6 +28,7 @@ package controller
 // ISR is refused even where unclean.leader.election.enable would allow it.
 
 import (
+	"context"
 	"fmt"
 	"slices"
 
@@ -65,13 +66,13 @@ type OngoingReassignment struct {
 // successful ones commit together. allowReplicationFactorChange false
 // (AlterPartitionReassignments v1, KIP-860) refuses a target whose size
 // differs from the replica count the partition is headed for. Go errors are
-// failures to commit (ErrNotActive on a follower).
-func (c *Controller) AlterPartitionReassignments(reqs []Reassignment, allowReplicationFactorChange bool) ([]ReassignmentResult, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.journal.CatchUp(); err != nil {
+// failures to commit (ErrNotActive on a follower), or the request's deadline
+// in ctx passing (IsTimeout; deadline.go).
+func (c *Controller) AlterPartitionReassignments(ctx context.Context, reqs []Reassignment, allowReplicationFactorChange bool) ([]ReassignmentResult, error) {
+	if err := c.beginTimed(ctx); err != nil {
 		return nil, err
 	}
+	defer c.mu.Unlock()
 	// work is the image with this request's earlier changes applied, so a
 	// partition named twice is decided on its latest state.
 	work := c.image.Load()
@@ -89,7 +90,7 @@ func (c *Controller) AlterPartitionReassignments(reqs []Reassignment, allowRepli
 			checkReplicaInvariants(work.Topic(r.Topic).Partitions[r.Partition])
 		}
 	}
-	if err := c.commitLocked(recs); err != nil {
+	if err := c.commitLocked(ctx, recs); err != nil {
 		return nil, err
 	}
 	return results, nil
@@ -284,7 +285,7 @@ func without(ids, drop []int32) []int32 {
 func (c *Controller) ListPartitionReassignments(targets []PartitionRef) ([]OngoingReassignment, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err := c.journal.CatchUp(); err != nil {
+	if err := c.journal.CatchUp(context.Background()); err != nil {
 		return nil, err
 	}
 	img := c.image.Load()

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"context"
 	"reflect"
 	"slices"
 	"testing"
@@ -16,7 +17,7 @@ func reassignFixture(t *testing.T) (*memJournal, *Controller) {
 	t.Helper()
 	j := &memJournal{}
 	c := newTestController(t, j, 5)
-	res := c.CreateTopics([]CreateTopic{{Name: "t", NumPartitions: -1, ReplicationFactor: -1, Assignments: [][]int32{{1, 2, 3}}}}, false)
+	res := c.CreateTopics(context.Background(), []CreateTopic{{Name: "t", NumPartitions: -1, ReplicationFactor: -1, Assignments: [][]int32{{1, 2, 3}}}}, false)
 	if res[0].ErrorCode != 0 {
 		t.Fatal(kerr.ErrorForCode(res[0].ErrorCode))
 	}
@@ -29,7 +30,7 @@ func partitionOf(c *Controller, topic string) *metadata.Partition {
 
 func reassign(t *testing.T, c *Controller, replicas []int32) ReassignmentResult {
 	t.Helper()
-	res, err := c.AlterPartitionReassignments([]Reassignment{{Topic: "t", Partition: 0, Replicas: replicas}}, true)
+	res, err := c.AlterPartitionReassignments(context.Background(), []Reassignment{{Topic: "t", Partition: 0, Replicas: replicas}}, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +209,7 @@ func TestReassignmentErrors(t *testing.T) {
 		{"fenced broker accepted", Reassignment{Topic: "t", Partition: 0, Replicas: []int32{1, 2, 5}}, false, nil},
 	}
 	for _, tc := range cases {
-		res, err := c.AlterPartitionReassignments([]Reassignment{tc.r}, tc.rf)
+		res, err := c.AlterPartitionReassignments(context.Background(), []Reassignment{tc.r}, tc.rf)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -220,7 +221,7 @@ func TestReassignmentErrors(t *testing.T) {
 		}
 	}
 	// One request, one bad partition: the good one still commits.
-	res, err := c.AlterPartitionReassignments([]Reassignment{{Topic: "t", Partition: 7, Replicas: []int32{1}}, {Topic: "t", Partition: 0, Replicas: nil}}, true)
+	res, err := c.AlterPartitionReassignments(context.Background(), []Reassignment{{Topic: "t", Partition: 7, Replicas: []int32{1}}, {Topic: "t", Partition: 0, Replicas: nil}}, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +261,7 @@ func TestCancelNeedingUncleanElectionIsRefused(t *testing.T) {
 func TestReassignmentNotActive(t *testing.T) {
 	j, c := reassignFixture(t)
 	j.fail = ErrNotActive
-	if _, err := c.AlterPartitionReassignments([]Reassignment{{Topic: "t", Partition: 0, Replicas: []int32{2}}}, true); err == nil {
+	if _, err := c.AlterPartitionReassignments(context.Background(), []Reassignment{{Topic: "t", Partition: 0, Replicas: []int32{2}}}, true); err == nil {
 		t.Fatal("a follower accepted a reassignment")
 	}
 	if _, err := c.ListPartitionReassignments(nil); err == nil {
@@ -281,7 +282,7 @@ func TestUncleanElectionCanCompleteAReassignment(t *testing.T) {
 		t.Fatalf("setup: %+v", p)
 	}
 	// ...and an unclean election of 4, the only target, completes the move.
-	results, err := c.ElectLeaders(true, []PartitionRef{{"t", 0}})
+	results, err := c.ElectLeaders(context.Background(), true, []PartitionRef{{"t", 0}})
 	if err != nil || results[PartitionRef{"t", 0}] != 0 {
 		t.Fatalf("unclean election: %v %v", results, err)
 	}

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"context"
 	"slices"
 
 	"github.com/samsa-streaming/samsa/internal/metadata"
@@ -111,11 +112,11 @@ func rebalanceRecords(img *metadata.Image, percentage int32) ([]metadata.Record,
 func (c *Controller) BalanceLeaders(percentage int32) ([]PartitionRef, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err := c.journal.CatchUp(); err != nil {
+	if err := c.journal.CatchUp(context.Background()); err != nil {
 		return nil, err
 	}
 	recs, moved := rebalanceRecords(c.image.Load(), percentage)
-	if err := c.commitLocked(recs); err != nil {
+	if err := c.commitLocked(context.Background(), recs); err != nil {
 		return nil, err
 	}
 	return moved, nil

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"testing"
@@ -14,7 +15,7 @@ func changePartition(t *testing.T, c *Controller, topic string, partition, leade
 	t.Helper()
 	tp := c.Image().Topic(topic)
 	c.mu.Lock()
-	err := c.commitLocked([]metadata.Record{&metadata.PartitionChangeRecord{TopicID: tp.ID, Partition: partition, Leader: &leader, ISR: isr}})
+	err := c.commitLocked(context.Background(), []metadata.Record{&metadata.PartitionChangeRecord{TopicID: tp.ID, Partition: partition, Leader: &leader, ISR: isr}})
 	c.mu.Unlock()
 	if err != nil {
 		t.Fatal(err)
@@ -57,7 +58,7 @@ func TestLeaderImbalanceExceeds(t *testing.T) {
 func TestBalanceLeaders(t *testing.T) {
 	j := &memJournal{}
 	c := newTestController(t, j, 3)
-	c.CreateTopics([]CreateTopic{{Name: "bal", NumPartitions: 9, ReplicationFactor: 3}}, false)
+	c.CreateTopics(context.Background(), []CreateTopic{{Name: "bal", NumPartitions: 9, ReplicationFactor: 3}}, false)
 	moved, err := c.BalanceLeaders(10)
 	if err != nil || len(moved) != 0 {
 		t.Fatalf("balanced cluster: moved %v, err %v", moved, err)
@@ -108,7 +109,7 @@ func TestBalanceLeaders(t *testing.T) {
 	changePartition(t, c, "bal", second.Partition, second.Replicas[1], second.Replicas)
 	c.mu.Lock()
 	b := c.Image().Broker(2)
-	err = c.commitLocked([]metadata.Record{&metadata.RegisterBrokerRecord{BrokerID: 2, Endpoints: b.Endpoints, Fenced: true}})
+	err = c.commitLocked(context.Background(), []metadata.Record{&metadata.RegisterBrokerRecord{BrokerID: 2, Endpoints: b.Endpoints, Fenced: true}})
 	c.mu.Unlock()
 	if err != nil {
 		t.Fatal(err)
@@ -117,7 +118,7 @@ func TestBalanceLeaders(t *testing.T) {
 		t.Fatalf("moved %v to a fenced broker", moved)
 	}
 	c.mu.Lock()
-	err = c.commitLocked([]metadata.Record{&metadata.RegisterBrokerRecord{BrokerID: 2, Endpoints: b.Endpoints, Fenced: false}})
+	err = c.commitLocked(context.Background(), []metadata.Record{&metadata.RegisterBrokerRecord{BrokerID: 2, Endpoints: b.Endpoints, Fenced: false}})
 	c.mu.Unlock()
 	if err != nil {
 		t.Fatal(err)
@@ -147,7 +148,7 @@ func TestBalanceLeaders(t *testing.T) {
 func TestBalanceLeadersOfflinePartition(t *testing.T) {
 	j := &memJournal{}
 	c := newTestController(t, j, 2)
-	c.CreateTopics([]CreateTopic{{Name: "off", NumPartitions: 2, ReplicationFactor: 2}}, false)
+	c.CreateTopics(context.Background(), []CreateTopic{{Name: "off", NumPartitions: 2, ReplicationFactor: 2}}, false)
 	p := c.Image().Topic("off").Partitions[0]
 	changePartition(t, c, "off", 0, -1, p.Replicas[:1])
 	moved, err := c.BalanceLeaders(10)
@@ -164,7 +165,7 @@ func TestBalanceLeadersOfflinePartition(t *testing.T) {
 func TestBalanceLeadersIsBounded(t *testing.T) {
 	j := &memJournal{}
 	c := newTestController(t, j, 2)
-	c.CreateTopics([]CreateTopic{{Name: "many", NumPartitions: 2400, ReplicationFactor: 2}}, false)
+	c.CreateTopics(context.Background(), []CreateTopic{{Name: "many", NumPartitions: 2400, ReplicationFactor: 2}}, false)
 	tp := c.Image().Topic("many")
 	var recs []metadata.Record
 	for _, p := range tp.Partitions {
@@ -174,7 +175,7 @@ func TestBalanceLeadersIsBounded(t *testing.T) {
 		}
 	}
 	c.mu.Lock()
-	err := c.commitLocked(recs)
+	err := c.commitLocked(context.Background(), recs)
 	c.mu.Unlock()
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -73,17 +74,18 @@ func fail(name string, err *kerr.Error, format string, args ...any) TopicResult 
 }
 
 // CreateTopics validates and, unless validateOnly, creates the topics. Each
-// topic succeeds or fails on its own, as in Kafka.
-func (c *Controller) CreateTopics(topics []CreateTopic, validateOnly bool) []TopicResult {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+// topic succeeds or fails on its own, as in Kafka. ctx carries the
+// request's deadline (deadline.go): past it, every topic not yet decided
+// answers REQUEST_TIMED_OUT.
+func (c *Controller) CreateTopics(ctx context.Context, topics []CreateTopic, validateOnly bool) []TopicResult {
 	results := make([]TopicResult, len(topics))
-	if err := c.journal.CatchUp(); err != nil {
+	if err := c.beginTimed(ctx); err != nil {
 		for i, t := range topics {
 			results[i] = fail(t.Name, commitError(err), "%v", err)
 		}
 		return results
 	}
+	defer c.mu.Unlock()
 	seen := map[string]int{}
 	for _, t := range topics {
 		seen[t.Name]++
@@ -103,7 +105,7 @@ func (c *Controller) CreateTopics(topics []CreateTopic, validateOnly bool) []Top
 			created[collisionName(t.Name)] = true
 		}
 	}
-	if err := c.commitLocked(recs); err != nil {
+	if err := c.commitLocked(ctx, recs); err != nil {
 		for i := range results {
 			if results[i].ErrorCode == 0 {
 				results[i] = fail(results[i].Name, commitError(err), "%v", err)
@@ -260,17 +262,17 @@ func validateAssignments(img *metadata.Image, assignments [][]int32) error {
 	return nil
 }
 
-// DeleteTopics deletes the topics with the given ids.
-func (c *Controller) DeleteTopics(ids []metadata.UUID) []TopicResult {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+// DeleteTopics deletes the topics with the given ids, within ctx's deadline
+// (deadline.go).
+func (c *Controller) DeleteTopics(ctx context.Context, ids []metadata.UUID) []TopicResult {
 	results := make([]TopicResult, len(ids))
-	if err := c.journal.CatchUp(); err != nil {
+	if err := c.beginTimed(ctx); err != nil {
 		for i, id := range ids {
 			results[i] = TopicResult{TopicID: id, ErrorCode: commitError(err).Code, ErrorMessage: err.Error()}
 		}
 		return results
 	}
+	defer c.mu.Unlock()
 	img := c.image.Load()
 	var recs []metadata.Record
 	for i, id := range ids {
@@ -285,7 +287,7 @@ func (c *Controller) DeleteTopics(ids []metadata.UUID) []TopicResult {
 			recs = append(recs, &metadata.RemoveTopicRecord{TopicID: id})
 		}
 	}
-	if err := c.commitLocked(recs); err != nil {
+	if err := c.commitLocked(ctx, recs); err != nil {
 		for i := range results {
 			if results[i].ErrorCode == 0 {
 				results[i] = fail(results[i].Name, commitError(err), "%v", err)
@@ -295,13 +297,13 @@ func (c *Controller) DeleteTopics(ids []metadata.UUID) []TopicResult {
 	return results
 }
 
-// CreatePartitions grows a topic to count partitions.
-func (c *Controller) CreatePartitions(name string, count int32, assignments [][]int32, validateOnly bool) TopicResult {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.journal.CatchUp(); err != nil {
+// CreatePartitions grows a topic to count partitions, within ctx's deadline
+// (deadline.go).
+func (c *Controller) CreatePartitions(ctx context.Context, name string, count int32, assignments [][]int32, validateOnly bool) TopicResult {
+	if err := c.beginTimed(ctx); err != nil {
 		return fail(name, commitError(err), "%v", err)
 	}
+	defer c.mu.Unlock()
 	img := c.image.Load()
 	t := img.Topic(name)
 	if t == nil {
@@ -340,7 +342,7 @@ func (c *Controller) CreatePartitions(name string, count int32, assignments [][]
 			TopicID: t.ID, Partition: current + int32(i), Replicas: replicas, ISR: slices.Clone(replicas), Leader: replicas[0],
 		})
 	}
-	if err := c.commitLocked(recs); err != nil {
+	if err := c.commitLocked(ctx, recs); err != nil {
 		return fail(name, commitError(err), "%v", err)
 	}
 	return TopicResult{Name: name, TopicID: t.ID}
@@ -351,7 +353,7 @@ func (c *Controller) CreatePartitions(name string, count int32, assignments [][]
 func (c *Controller) SetConfigs(resourceType int8, name string, want map[string]string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err := c.journal.CatchUp(); err != nil {
+	if err := c.journal.CatchUp(context.Background()); err != nil {
 		return err
 	}
 	current := c.image.Load().Configs(resourceType, name)
@@ -367,13 +369,16 @@ func (c *Controller) SetConfigs(resourceType int8, name string, want map[string]
 			recs = append(recs, &metadata.ConfigRecord{ResourceType: resourceType, ResourceName: name, Name: k, Value: &v})
 		}
 	}
-	return c.commitLocked(recs)
+	return c.commitLocked(context.Background(), recs)
 }
 
 // commitError is the Kafka error for a failed metadata write.
 func commitError(err error) *kerr.Error {
-	if errors.Is(err, ErrNotActive) {
+	switch {
+	case errors.Is(err, ErrNotActive):
 		return kerr.NotController
+	case IsTimeout(err):
+		return kerr.RequestTimedOut
 	}
 	return kerr.UnknownServerError
 }

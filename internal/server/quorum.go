@@ -28,7 +28,10 @@ import (
 // an Append commits one entry on a majority of the voters and returns once
 // this node has applied it.
 type quorumJournal struct {
-	q       *quorum.Quorum
+	q *quorum.Quorum
+	// timeout bounds a write whose context has no earlier deadline: the
+	// controller's own writes (registrations, fencing, ISR changes). Admin
+	// requests bring their timeout_ms as the context's deadline.
 	timeout time.Duration
 	// caughtUpEpoch is the leader epoch in which this node last committed a
 	// barrier entry as leader.
@@ -37,7 +40,7 @@ type quorumJournal struct {
 
 // CatchUp implements controller.Journal: once per leader epoch, the leader
 // commits a NoOpRecord, which it applies only after every earlier entry.
-func (j *quorumJournal) CatchUp() error {
+func (j *quorumJournal) CatchUp(ctx context.Context) error {
 	if j.q == nil {
 		return fmt.Errorf("%w: a broker-only node has no quorum", controller.ErrNotActive)
 	}
@@ -52,7 +55,7 @@ func (j *quorumJournal) CatchUp() error {
 	if err != nil {
 		return err
 	}
-	if _, err := j.Append([][]byte{noop}); err != nil {
+	if _, err := j.Append(ctx, [][]byte{noop}); err != nil {
 		return err
 	}
 	j.caughtUpEpoch.Store(epoch)
@@ -60,11 +63,11 @@ func (j *quorumJournal) CatchUp() error {
 }
 
 // Append implements controller.Journal.
-func (j *quorumJournal) Append(values [][]byte) (int64, error) {
+func (j *quorumJournal) Append(ctx context.Context, values [][]byte) (int64, error) {
 	if j.q == nil {
 		return 0, fmt.Errorf("%w: a broker-only node has no quorum", controller.ErrNotActive)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), j.timeout)
+	ctx, cancel := context.WithTimeout(ctx, j.timeout)
 	defer cancel()
 	offset, err := j.q.Propose(ctx, values)
 	if errors.Is(err, quorum.ErrNotLeader) {
