@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"strconv"
 	"strings"
 	"time"
@@ -121,9 +122,10 @@ func serveBroker(role string) error {
 	return shutdown()
 }
 
-// startProfiles starts a CPU profile and mutex and block sampling; the
-// returned function writes cpu.pprof, allocs.pprof, mutex.pprof and
-// block.pprof into dir.
+// startProfiles starts a CPU profile, an execution trace (trace.out, for
+// "go tool trace" and its -pprof=sched view of scheduling latency) and
+// mutex and block sampling; the returned function writes cpu.pprof,
+// allocs.pprof, mutex.pprof and block.pprof into dir and ends the trace.
 func startProfiles(dir string) (func() error, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -136,11 +138,24 @@ func startProfiles(dir string) (func() error, error) {
 		cpu.Close()
 		return nil, err
 	}
+	traceFile, err := os.Create(filepath.Join(dir, "trace.out"))
+	if err != nil {
+		pprof.StopCPUProfile()
+		cpu.Close()
+		return nil, err
+	}
+	if err := trace.Start(traceFile); err != nil {
+		pprof.StopCPUProfile()
+		cpu.Close()
+		traceFile.Close()
+		return nil, err
+	}
 	runtime.SetMutexProfileFraction(mutexProfileFraction)
 	runtime.SetBlockProfileRate(blockProfileRateNs)
 	return func() error {
 		pprof.StopCPUProfile()
-		if err := cpu.Close(); err != nil {
+		trace.Stop()
+		if err := errors.Join(cpu.Close(), traceFile.Close()); err != nil {
 			return err
 		}
 		for _, name := range []string{"allocs", "mutex", "block"} {
