@@ -46,6 +46,7 @@ func TestGroupCoordinatorKilledAfterCommit(t *testing.T) {
 
 	producer := acksAllProducer(t, c)
 	const perPartition = 10
+	produceStart := time.Now()
 	for p := range int32(groupTopicPartitions) {
 		for i := range perPartition {
 			if err := produceSync(ctx, producer, topic, p, fmt.Sprintf("p%d-%d", p, i)); err != nil {
@@ -54,6 +55,7 @@ func TestGroupCoordinatorKilledAfterCommit(t *testing.T) {
 		}
 	}
 
+	producePerRecord := time.Since(produceStart) / (groupTopicPartitions * perPartition)
 	consumer := newClient(t, c.Addrs(), kgo.ConsumerGroup(groupID), kgo.ConsumeTopics(topic),
 		kgo.DisableAutoCommit(), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	consumed := 0
@@ -69,9 +71,20 @@ func TestGroupCoordinatorKilledAfterCommit(t *testing.T) {
 	// commit, so the kill cannot pick an out-of-sync successor.
 	waitFullISR(t, c, "__consumer_offsets", 30*time.Second)
 
+	// Commits answered once replicated, timed beside the acks=all
+	// produces above (one record per request, one at a time, both).
+	const timedCommits = 20
+	offsets := consumer.UncommittedOffsets()
+	commitStart := time.Now()
+	for range timedCommits {
+		commitSync(ctx, t, consumer, offsets)
+	}
+	t.Logf("offset commit %v a round (acks=all produce of one record: %v a round)",
+		time.Since(commitStart)/timedCommits, producePerRecord)
+
 	coordinator := findCoordinator(t, c, 0, groupID)
 	victim := c.Nodes[coordinator-1]
-	acked := commitSync(ctx, t, consumer)
+	acked := commitSync(ctx, t, consumer, offsets)
 	victim.Kill()
 	killed := time.Now()
 	rest := c.without(victim)
@@ -116,13 +129,13 @@ func fetchOffsets(ctx context.Context, c *Cluster, groupID string) (kadm.OffsetR
 	return fetched, err
 }
 
-// commitSync commits the consumer's uncommitted offsets and returns those
-// the coordinator acknowledged, by partition.
-func commitSync(ctx context.Context, t *testing.T, cl *kgo.Client) map[int32]kgo.EpochOffset {
+// commitSync commits offsets for the consumer's group and returns those the
+// coordinator acknowledged, by partition.
+func commitSync(ctx context.Context, t *testing.T, cl *kgo.Client, offsets map[string]map[int32]kgo.EpochOffset) map[int32]kgo.EpochOffset {
 	t.Helper()
 	acked := map[int32]kgo.EpochOffset{}
 	var commitErr error
-	cl.CommitOffsetsSync(ctx, cl.UncommittedOffsets(), func(_ *kgo.Client, req *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
+	cl.CommitOffsetsSync(ctx, offsets, func(_ *kgo.Client, req *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
 		if err != nil {
 			commitErr = err
 			return
