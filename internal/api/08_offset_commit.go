@@ -19,5 +19,7 @@ import (
 func init() { register(8, 2, 10, handleOffsetCommit) }
 
 func handleOffsetCommit(b *Broker, c *call, r kmsg.Request) {
-	b.Groups.OffsetCommit(r.(*kmsg.OffsetCommitRequest), func(resp *kmsg.OffsetCommitResponse) { c.reply(resp) })
+	offHandler(func() {
+		b.Groups.OffsetCommit(r.(*kmsg.OffsetCommitRequest), func(resp *kmsg.OffsetCommitResponse) { c.reply(resp) })
+	})
 }

@@ -53,7 +53,7 @@ func handleTxnOffsetCommit(b *Broker, c *call, r kmsg.Request) {
 			return
 		}
 	}
-	b.Groups.TxnOffsetCommit(req, respond)
+	offHandler(func() { b.Groups.TxnOffsetCommit(req, respond) })
 }
 
 // verifyTxnOffsetCommit checks (v0-v4) or adds (v5+) the group's

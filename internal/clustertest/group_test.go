@@ -33,7 +33,11 @@ func TestGroupCoordinatorKilledAfterCommit(t *testing.T) {
 		t.Skip("starts server processes")
 	}
 	c := StartCluster(t, 3, "replica.lag.time.max.ms=10000", "replica.fetch.backoff.ms=200",
-		"offsets.topic.num.partitions=3", "offsets.topic.replication.factor=3")
+		"offsets.topic.num.partitions=3", "offsets.topic.replication.factor=3",
+		// One request handler per node: a coordinator that kept it while its
+		// records replicate would leave none for the follower fetches that
+		// replication waits for.
+		"num.io.threads=1")
 	t.Cleanup(func() {
 		if t.Failed() {
 			logNodeWarnings(t, c)
