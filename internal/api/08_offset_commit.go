@@ -10,7 +10,10 @@ package api
 //   - Metadata longer than offset.metadata.max.bytes answers
 //     OFFSET_METADATA_TOO_LARGE; unknown topics UNKNOWN_TOPIC_OR_PARTITION.
 //   - v10 names topics by id.
-//   - Commits are records in __consumer_offsets, in Kafka's schema.
+//   - Commits are records in __consumer_offsets, in Kafka's schema,
+//     appended with acks=-1: answered once every in-sync replica has them;
+//     COORDINATOR_NOT_AVAILABLE when the ISR is below min.insync.replicas
+//     or the replicas do not confirm within request.timeout.ms.
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -19,5 +22,7 @@ import (
 func init() { register(8, 2, 10, handleOffsetCommit) }
 
 func handleOffsetCommit(b *Broker, c *call, r kmsg.Request) {
-	b.Groups.OffsetCommit(r.(*kmsg.OffsetCommitRequest), func(resp *kmsg.OffsetCommitResponse) { c.reply(resp) })
+	offHandler(func() {
+		b.Groups.OffsetCommit(r.(*kmsg.OffsetCommitRequest), func(resp *kmsg.OffsetCommitResponse) { c.reply(resp) })
+	})
 }

@@ -25,5 +25,7 @@ func handleJoinGroup(b *Broker, c *call, r kmsg.Request) {
 	if c.req.ClientID != nil {
 		client.ID = *c.req.ClientID
 	}
-	b.Groups.JoinGroup(client, r.(*kmsg.JoinGroupRequest), func(resp *kmsg.JoinGroupResponse) { c.reply(resp) })
+	offHandler(func() {
+		b.Groups.JoinGroup(client, r.(*kmsg.JoinGroupRequest), func(resp *kmsg.JoinGroupResponse) { c.reply(resp) })
+	})
 }

@@ -14,5 +14,7 @@ import (
 func init() { register(12, 0, 4, handleHeartbeat) }
 
 func handleHeartbeat(b *Broker, c *call, r kmsg.Request) {
-	b.Groups.Heartbeat(r.(*kmsg.HeartbeatRequest), func(resp *kmsg.HeartbeatResponse) { c.reply(resp) })
+	offHandler(func() {
+		b.Groups.Heartbeat(r.(*kmsg.HeartbeatRequest), func(resp *kmsg.HeartbeatResponse) { c.reply(resp) })
+	})
 }

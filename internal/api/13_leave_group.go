@@ -13,5 +13,7 @@ import (
 func init() { register(13, 0, 5, handleLeaveGroup) }
 
 func handleLeaveGroup(b *Broker, c *call, r kmsg.Request) {
-	b.Groups.LeaveGroup(r.(*kmsg.LeaveGroupRequest), func(resp *kmsg.LeaveGroupResponse) { c.reply(resp) })
+	offHandler(func() {
+		b.Groups.LeaveGroup(r.(*kmsg.LeaveGroupRequest), func(resp *kmsg.LeaveGroupResponse) { c.reply(resp) })
+	})
 }

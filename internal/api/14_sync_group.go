@@ -13,5 +13,7 @@ import (
 func init() { register(14, 0, 5, handleSyncGroup) }
 
 func handleSyncGroup(b *Broker, c *call, r kmsg.Request) {
-	b.Groups.SyncGroup(r.(*kmsg.SyncGroupRequest), func(resp *kmsg.SyncGroupResponse) { c.reply(resp) })
+	offHandler(func() {
+		b.Groups.SyncGroup(r.(*kmsg.SyncGroupRequest), func(resp *kmsg.SyncGroupResponse) { c.reply(resp) })
+	})
 }

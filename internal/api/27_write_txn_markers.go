@@ -15,6 +15,9 @@ package api
 //     offline.
 //   - A marker in __consumer_offsets also completes the group's pending
 //     transactional offsets: committed ones become visible, aborted ones go.
+//     That runs off the request handler (the group's partition may be held
+//     by a write waiting for its replicas, see offHandler) and before the
+//     answer.
 //   - Markers are appended with acks=-1, as Kafka's handler does: the
 //     answer waits until every in-sync replica has them (bounded by
 //     request.timeout.ms: REQUEST_TIMED_OUT), so a leader that dies after
@@ -49,6 +52,7 @@ func (b *Broker) WriteTxnMarkers(req *kmsg.WriteTxnMarkersRequest, done func(*km
 	resp.Version = req.Version
 	now := b.Now().UnixMilli()
 	var waits []ReplicaWait
+	var completions []groupCompletion
 	for _, m := range req.Markers {
 		rm := kmsg.NewWriteTxnMarkersResponseMarker()
 		rm.ProducerID = m.ProducerID
@@ -70,6 +74,9 @@ func (b *Broker) WriteTxnMarkers(req *kmsg.WriteTxnMarkersRequest, done func(*km
 				var w *ReplicaWait
 				rp.ErrorCode, w = b.writeTxnMarker(t.Topic, idx, marker)
 				rt.Partitions = append(rt.Partitions, rp)
+				if w != nil && t.Topic == controller.ConsumerOffsetsTopic && b.Groups != nil {
+					completions = append(completions, groupCompletion{partition: idx, producerID: m.ProducerID, commit: m.Committed})
+				}
 				if w != nil {
 					// The partitions' array never grows past its
 					// capacity, so the pointer stays good.
@@ -82,7 +89,24 @@ func (b *Broker) WriteTxnMarkers(req *kmsg.WriteTxnMarkersRequest, done func(*km
 		resp.Markers = append(resp.Markers, rm)
 	}
 	timeout := time.Duration(b.Config().RequestTimeoutMs) * time.Millisecond
-	AwaitReplicated(waits, timeout, func() { done(resp) })
+	if len(completions) == 0 {
+		AwaitReplicated(waits, timeout, func() { done(resp) })
+		return
+	}
+	offHandler(func() {
+		for _, gc := range completions {
+			b.Groups.CompleteTransaction(gc.partition, gc.producerID, gc.commit)
+		}
+		AwaitReplicated(waits, timeout, func() { done(resp) })
+	})
+}
+
+// groupCompletion is a marker written to __consumer_offsets whose group
+// offsets are still to complete.
+type groupCompletion struct {
+	partition  int32
+	producerID int64
+	commit     bool
 }
 
 func (b *Broker) writeTxnMarker(topic string, idx int32, m partition.TxnMarker) (int16, *ReplicaWait) {
@@ -96,9 +120,6 @@ func (b *Broker) writeTxnMarker(topic string, idx int32, m partition.TxnMarker) 
 	}
 	if code != nil {
 		return code.Code, nil
-	}
-	if topic == controller.ConsumerOffsetsTopic && b.Groups != nil {
-		b.Groups.CompleteTransaction(idx, m.ProducerID, m.Commit)
 	}
 	return 0, &ReplicaWait{p: p, required: offset + 1}
 }

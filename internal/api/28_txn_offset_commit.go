@@ -8,7 +8,7 @@ package api
 //     producer and become the group's committed offsets only when the
 //     transaction commits (dropped when it aborts). Until then an
 //     OffsetFetch with require_stable answers UNSTABLE_OFFSET_COMMIT for
-//     those partitions.
+//     those partitions. The batch is appended with acks=-1, as OffsetCommit's.
 //   - v0-v4: the group's __consumer_offsets partition must be in the
 //     transaction (AddOffsetsToTxn); with
 //     transaction.partition.verification.enable the transaction coordinator
@@ -53,7 +53,7 @@ func handleTxnOffsetCommit(b *Broker, c *call, r kmsg.Request) {
 			return
 		}
 	}
-	b.Groups.TxnOffsetCommit(req, respond)
+	offHandler(func() { b.Groups.TxnOffsetCommit(req, respond) })
 }
 
 // verifyTxnOffsetCommit checks (v0-v4) or adds (v5+) the group's

@@ -14,5 +14,7 @@ import (
 func init() { register(42, 0, 2, handleDeleteGroups) }
 
 func handleDeleteGroups(b *Broker, c *call, r kmsg.Request) {
-	b.Groups.DeleteGroups(r.(*kmsg.DeleteGroupsRequest), func(resp *kmsg.DeleteGroupsResponse) { c.reply(resp) })
+	offHandler(func() {
+		b.Groups.DeleteGroups(r.(*kmsg.DeleteGroupsRequest), func(resp *kmsg.DeleteGroupsResponse) { c.reply(resp) })
+	})
 }

@@ -14,5 +14,7 @@ import (
 func init() { register(47, 0, 0, handleOffsetDelete) }
 
 func handleOffsetDelete(b *Broker, c *call, r kmsg.Request) {
-	b.Groups.OffsetDelete(r.(*kmsg.OffsetDeleteRequest), func(resp *kmsg.OffsetDeleteResponse) { c.reply(resp) })
+	offHandler(func() {
+		b.Groups.OffsetDelete(r.(*kmsg.OffsetDeleteRequest), func(resp *kmsg.OffsetDeleteResponse) { c.reply(resp) })
+	})
 }

@@ -41,7 +41,9 @@ func handleConsumerGroupHeartbeat(b *Broker, c *call, r kmsg.Request) {
 	if c.req.ClientID != nil {
 		client.ID = *c.req.ClientID
 	}
-	b.Groups.ConsumerGroupHeartbeat(client, r.(*kmsg.ConsumerGroupHeartbeatRequest), func(resp *kmsg.ConsumerGroupHeartbeatResponse) { c.reply(resp) })
+	offHandler(func() {
+		b.Groups.ConsumerGroupHeartbeat(client, r.(*kmsg.ConsumerGroupHeartbeatRequest), func(resp *kmsg.ConsumerGroupHeartbeatResponse) { c.reply(resp) })
+	})
 }
 
 // consumerGroupVersionFinalized reports whether group.version is at least

@@ -30,5 +30,7 @@ func handleConsumerGroupDescribe(b *Broker, c *call, r kmsg.Request) {
 		c.reply(resp)
 		return
 	}
-	b.Groups.ConsumerGroupDescribe(r.(*kmsg.ConsumerGroupDescribeRequest), func(resp *kmsg.ConsumerGroupDescribeResponse) { c.reply(resp) })
+	offHandler(func() {
+		b.Groups.ConsumerGroupDescribe(r.(*kmsg.ConsumerGroupDescribeRequest), func(resp *kmsg.ConsumerGroupDescribeResponse) { c.reply(resp) })
+	})
 }

@@ -17,11 +17,16 @@ import (
 type Storage interface {
 	// Append durably appends the records (key, value; value nil =
 	// tombstone) to partition p of __consumer_offsets and returns the
-	// offset of the last one.
+	// offset of the last one. Durably means as Kafka's acks=-1: it
+	// returns nil only once every in-sync replica has the records, and
+	// refuses them when the ISR is below min.insync.replicas, so nothing
+	// the coordinator answered after a nil is lost with this node.
 	Append(p int32, records []KV) (int64, error)
-	// Load calls fn for every record of partition p from the start, in
-	// order (used when this node becomes the partition's leader). An error
-	// from fn stops the load and is returned.
+	// Load calls fn for every record of partition p from the start to
+	// its log end, in order (used when this node becomes the partition's
+	// leader: its high watermark may still lag records the previous
+	// leader acknowledged). An error from fn stops the load and is
+	// returned.
 	Load(p int32, fn func(offset int64, key, value []byte) error) error
 }
 
@@ -37,6 +42,12 @@ type Storage interface {
 // mutex is released: before the method returns for most requests, later and
 // from another goroutine (a timer's, or another request's) for a parked
 // JoinGroup or SyncGroup. Every respond callback is called exactly once.
+//
+// Since an append waits for the ISR, a partition's requests queue behind
+// the replication of the previous one's records, as they would behind
+// Kafka's coordinator writes; requests of other partitions do not. A
+// partition that stops being led here ends the wait at once
+// (NOT_LEADER_OR_FOLLOWER), so resigning it is not held up.
 //
 // Lock order: Coordinator.mu is never held while taking a partition's mu.
 type Coordinator struct {

@@ -109,6 +109,11 @@ func TestCommitFailedWrite(t *testing.T) {
 		want int16
 	}{
 		{errors.New("EIO"), kerr.CoordinatorNotAvailable.Code},
+		// The acks=-1 append: ISR below min.insync.replicas before or
+		// after the write, or replicas too slow to confirm it.
+		{kerr.NotEnoughReplicas, kerr.CoordinatorNotAvailable.Code},
+		{kerr.NotEnoughReplicasAfterAppend, kerr.CoordinatorNotAvailable.Code},
+		{kerr.RequestTimedOut, kerr.CoordinatorNotAvailable.Code},
 		{kerr.NotLeaderForPartition, kerr.NotCoordinator.Code},
 		{kerr.MessageTooLarge, kerr.InvalidCommitOffsetSize.Code},
 	} {

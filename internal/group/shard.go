@@ -348,16 +348,20 @@ func (s *shard) newMemberID(clientID string, instanceID *string) string {
 
 // appendErrorCode turns a failed append into the error Kafka returns for a
 // failed coordinator write (GroupMetadataManager's
-// appendGroupMetadataErrorToResponseError). A Go error that is not a Kafka
-// error is a storage failure: COORDINATOR_NOT_AVAILABLE sends the client to
-// look the coordinator up again and retry.
+// appendGroupMetadataErrorToResponseError, GroupCoordinatorService's
+// handleOperationException). Appends are acks=-1, so an ISR below
+// min.insync.replicas (NOT_ENOUGH_REPLICAS before the write,
+// NOT_ENOUGH_REPLICAS_AFTER_APPEND after it) or replicas too slow to
+// confirm it (REQUEST_TIMED_OUT) answer COORDINATOR_NOT_AVAILABLE, which
+// clients retry. A Go error that is not a Kafka error is a storage
+// failure: COORDINATOR_NOT_AVAILABLE too.
 func appendErrorCode(err error) int16 {
 	var ke *kerr.Error
 	if !errors.As(err, &ke) {
 		return kerr.CoordinatorNotAvailable.Code
 	}
 	switch ke {
-	case kerr.UnknownTopicOrPartition, kerr.NotEnoughReplicas, kerr.RequestTimedOut:
+	case kerr.UnknownTopicOrPartition, kerr.NotEnoughReplicas, kerr.NotEnoughReplicasAfterAppend, kerr.RequestTimedOut:
 		return kerr.CoordinatorNotAvailable.Code
 	case kerr.NotLeaderForPartition, kerr.KafkaStorageError:
 		return kerr.NotCoordinator.Code

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"fmt"
 	"sync"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -15,9 +14,14 @@ import (
 
 // offsetsStorage is the group coordinator's view of __consumer_offsets:
 // appends go through the partition like any produce, so they get offsets,
-// leader epochs and the high watermark the same way.
+// leader epochs and the high watermark the same way, and with acks=-1 as
+// Kafka's group coordinator writes them (appendReplicated): an append
+// returns once every in-sync replica has the records, so a commit or a
+// rebalance the coordinator answered survives its node (bounded by
+// request.timeout.ms).
 type offsetsStorage struct {
 	partitions *partition.Manager
+	timeoutMs  int32
 }
 
 func (s offsetsStorage) partition(p int32) (*partition.Partition, error) {
@@ -42,18 +46,7 @@ func (s offsetsStorage) Append(p int32, kvs []group.KV) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	h, err := record.ParseHeader(batch)
-	if err != nil {
-		return 0, err
-	}
-	res, kafkaErr, err := part.Append(batch, h, -1)
-	if kafkaErr != nil {
-		if err != nil {
-			return 0, fmt.Errorf("%w: %v", kafkaErr, err)
-		}
-		return 0, kafkaErr
-	}
-	return res.BaseOffset + int64(len(kvs)) - 1, nil
+	return appendReplicated(part, batch, s.timeoutMs)
 }
 
 // Load implements group.Storage.
@@ -62,7 +55,8 @@ func (s offsetsStorage) Load(p int32, fn func(offset int64, key, value []byte) e
 	if err != nil {
 		return err
 	}
-	return replayLog(part.Log, part.HighWatermark(), func(offset int64, r record.Record) error {
+	// To the log end, as txnStateStorage.Load explains.
+	return replayLog(part.Log, part.Log.LogEndOffset(), func(offset int64, r record.Record) error {
 		return fn(offset, r.Key, r.Value)
 	})
 }

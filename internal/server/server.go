@@ -216,7 +216,7 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 	groupCfg.ConsumerGroup.Assignors = cfg.GroupConsumerAssignors
 	groupCfg.Topics = topicResolver{n.controller}
 	groupCfg.Logger = logging.leveled("group")
-	n.groups, err = group.NewCoordinator(groupCfg, txnOffsetsStorage{offsetsStorage{n.partitions}})
+	n.groups, err = group.NewCoordinator(groupCfg, txnOffsetsStorage{offsetsStorage{partitions: n.partitions, timeoutMs: cfg.RequestTimeoutMs}})
 	if err != nil {
 		logs.Shutdown()
 		return nil, fmt.Errorf("group coordinator: %w", err)

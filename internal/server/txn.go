@@ -110,11 +110,8 @@ func (s txnStateStorage) Append(p int32, key, value []byte) error {
 	if err != nil {
 		return err
 	}
-	last, err := appendInternal(part, batch)
-	if err != nil {
-		return err
-	}
-	return awaitReplicated(part, last, s.timeoutMs)
+	_, err = appendReplicated(part, batch, s.timeoutMs)
+	return err
 }
 
 // awaitReplicated blocks until every in-sync replica of part has the
@@ -199,8 +196,8 @@ func (e *txnElections) apply(img *metadata.Image) {
 }
 
 // txnOffsetsStorage adds to offsetsStorage what transactional offset
-// commits need: transactional appends, and loading by batch so that
-// transactions are told apart.
+// commits need: transactional appends (acks=-1 like the rest), and loading
+// by batch so that transactions are told apart.
 type txnOffsetsStorage struct {
 	offsetsStorage
 }
@@ -222,7 +219,7 @@ func (s txnOffsetsStorage) AppendTxn(p int32, producerID int64, epoch int16, kvs
 	if err != nil {
 		return 0, err
 	}
-	return appendInternal(part, batch)
+	return appendReplicated(part, batch, s.timeoutMs)
 }
 
 // LoadBatches implements group.TxnStorage.
@@ -231,7 +228,8 @@ func (s txnOffsetsStorage) LoadBatches(p int32, fn func(b group.LoadedBatch) err
 	if err != nil {
 		return err
 	}
-	return replayBatches(part.Log, part.HighWatermark(), func(h record.Header, batch []byte) error {
+	// To the log end, as txnStateStorage.Load explains.
+	return replayBatches(part.Log, part.Log.LogEndOffset(), func(h record.Header, batch []byte) error {
 		b := group.LoadedBatch{ProducerID: h.ProducerID, Transactional: h.IsTransactional(), Control: h.IsControl()}
 		recs, err := record.ReadRecords(batch, maxInternalReadBytes)
 		if err != nil {
