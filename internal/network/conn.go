@@ -104,9 +104,19 @@ func (c *connection) readLoop() {
 	// pooled is the pooled buffer of the frame being read, if its API key
 	// reuses bodies; frameFor chooses it.
 	var pooled *frameBuffer
+	// reserved is the read-ahead budget the frame being read may use.
+	var reserved int64
+	defer func() {
+		if reserved > 0 {
+			releaseReadAhead(reserved)
+		}
+	}()
 	frameFor := func(size int, apiKey int16) []byte {
 		if s.reusesBody(apiKey) {
 			pooled = getFrameBuffer(size)
+		}
+		if pooled != nil {
+			pooled.readAhead, reserved = reserved, 0
 		}
 		if pooled == nil {
 			return make([]byte, size)
@@ -123,6 +133,10 @@ func (c *connection) readLoop() {
 			c.readFailed(err)
 			return
 		}
+		var ok bool
+		if reserved, ok = c.awaitReadAheadRoom(reader); !ok {
+			return
+		}
 		select {
 		case c.inFlight <- struct{}{}:
 		case <-c.closed:
@@ -134,6 +148,11 @@ func (c *connection) readLoop() {
 		start := time.Now()
 		frame, err := readFrameInto(reader, s.cfg.SocketRequestMaxBytes, sizeBuffer, frameFor)
 		s.counters.networkBusyNanos.Add(int64(time.Since(start)))
+		if reserved > 0 {
+			// Not read into a pooled buffer after all.
+			releaseReadAhead(reserved)
+			reserved = 0
+		}
 		if err != nil {
 			if pooled != nil {
 				putFrameBuffer(pooled)

@@ -11,14 +11,15 @@ import (
 
 func TestFrameBufferClasses(t *testing.T) {
 	for _, tc := range []struct{ size, class int }{
-		{1, 0}, {1 << 10, 0}, {1<<10 + 1, 1}, {2 << 10, 1}, {3000, 2},
+		{1, 0}, {1 << 10, 0}, {1<<10 + 1, 1}, {1536, 1}, {1537, 2}, {2 << 10, 2}, {3000, 3}, {3 << 10, 3}, {3<<10 + 1, 4},
+		{12 << 20, frameBufferClasses - 2}, {12<<20 + 1, frameBufferClasses - 1},
 		{frameBufferPooledBytesMax, frameBufferClasses - 1},
 	} {
 		if got := frameBufferClass(tc.size); got != tc.class {
 			t.Errorf("class of %d bytes = %d, want %d", tc.size, got, tc.class)
 		}
 		buffer := getFrameBuffer(tc.size)
-		if len(buffer.bytes) < tc.size || buffer.class != tc.class {
+		if len(buffer.bytes) < tc.size || len(buffer.bytes)*3 > tc.size*4+3<<10 || buffer.class != tc.class {
 			t.Errorf("buffer for %d bytes: %d bytes, class %d", tc.size, len(buffer.bytes), buffer.class)
 		}
 		putFrameBuffer(buffer)
@@ -61,7 +62,7 @@ func TestFreeFrameBuffersBounded(t *testing.T) {
 	}
 	held := int64(0)
 	for class := range frameBuffersFree {
-		held += int64(len(frameBuffersFree[class])) << (class + frameBufferClassMinShift)
+		held += int64(len(frameBuffersFree[class]) * frameBufferClassBytes(class))
 	}
 	if held > frameBuffersFreeBytesMax || held != frameBuffersFreeBytes.Load() {
 		t.Errorf("free buffers hold %d bytes, counted %d, limit %d", held, frameBuffersFreeBytes.Load(), frameBuffersFreeBytesMax)
@@ -72,7 +73,7 @@ func TestFreeFrameBuffersBounded(t *testing.T) {
 func drainFreeFrameBuffers() {
 	for class := range frameBuffersFree {
 		for len(frameBuffersFree[class]) > 0 {
-			getFrameBuffer(1 << (class + frameBufferClassMinShift))
+			getFrameBuffer(frameBufferClassBytes(class))
 		}
 	}
 }

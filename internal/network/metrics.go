@@ -27,6 +27,7 @@ type counters struct {
 	connectionsRejected atomic.Uint64
 	requestsReceived    atomic.Uint64
 	requestsReadAhead   atomic.Uint64
+	readAheadWaits      atomic.Uint64
 	requestsRejected    atomic.Uint64
 	responsesSent       atomic.Uint64
 	responsesDropped    atomic.Uint64
@@ -80,6 +81,9 @@ type Stats struct {
 	// RequestsReadAhead counts requests read while an earlier request of
 	// their connection was still unanswered (pipelining).
 	RequestsReadAhead uint64
+	// ReadAheadWaits counts frames a connection waited to read, with its
+	// earlier requests unanswered, because the read-ahead budget was spent.
+	ReadAheadWaits uint64
 	// ResponsesSent counts written responses; ResponsesDropped those lost to
 	// a closed connection.
 	ResponsesSent    uint64

@@ -416,6 +416,7 @@ func (s *Server) Stats() Stats {
 		QueueFullWaits:       s.counters.queueFullWaits.Load(),
 		RequestsReceived:     s.counters.requestsReceived.Load(),
 		RequestsReadAhead:    s.counters.requestsReadAhead.Load(),
+		ReadAheadWaits:       s.counters.readAheadWaits.Load(),
 		RequestsRejected:     s.counters.requestsRejected.Load(),
 		ResponsesSent:        s.counters.responsesSent.Load(),
 		ResponsesDropped:     s.counters.responsesDropped.Load(),
