@@ -97,9 +97,11 @@ func handleProduce(b *Broker, c *call, r kmsg.Request) {
 	resp := kmsg.NewPtrProduceResponse()
 	validAcks := req.Acks == 0 || req.Acks == 1 || req.Acks == -1
 	now := b.Now().UnixMilli()
+	resp.Topics = make([]kmsg.ProduceResponseTopic, 0, len(req.Topics))
 	for ti, rt := range req.Topics {
 		st := kmsg.NewProduceResponseTopic()
 		st.Topic = rt.Topic
+		st.Partitions = make([]kmsg.ProduceResponseTopicPartition, 0, len(rt.Partitions))
 		for pi, rp := range rt.Partitions {
 			sp := kmsg.NewProduceResponseTopicPartition()
 			sp.Partition = rp.Partition
