@@ -41,7 +41,8 @@ package api
 //     unavailable NOT_ENOUGH_REPLICAS, which every client retries. A marker
 //     written between the check and the append voids the check (the
 //     verification guard), so a late batch cannot reopen an ended
-//     transaction.
+//     transaction. Such a produce runs off the request handler, as the
+//     transaction coordinator's requests do.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -93,6 +94,20 @@ func (b *Broker) Prepare(req *network.Request) {
 
 func handleProduce(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.ProduceRequest)
+	if req.TransactionID != nil && *req.TransactionID != "" &&
+		(req.Version >= 12 || b.Config().TransactionPartitionVerificationEnable) {
+		// Off the handler: checking or adding a partition at the
+		// transaction coordinator may wait for a __transaction_state write
+		// to replicate, here or on another broker (see txnHandler). The
+		// connection's next request still waits for this one's answer
+		// (network.Config.PipelinedAPIKeys), so its appends keep their order.
+		txnHandler(func() { produce(b, c, req) })
+		return
+	}
+	produce(b, c, req)
+}
+
+func produce(b *Broker, c *call, req *kmsg.ProduceRequest) {
 	prepared, _ := c.req.Prepared.(*preparedProduce)
 	resp := kmsg.NewPtrProduceResponse()
 	validAcks := req.Acks == 0 || req.Acks == 1 || req.Acks == -1

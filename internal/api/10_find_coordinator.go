@@ -77,7 +77,7 @@ func (b *Broker) findCoordinator(c *call, keyType int8, key string) coordinatorA
 		none.message = "unknown coordinator key type " + strconv.Itoa(int(keyType))
 		return none
 	}
-	t, code := b.internalTopic(controller.ConsumerOffsetsTopic, b.Config().OffsetsTopicNumPartitions, b.Config().OffsetsTopicReplicationFactor,
+	t, code := b.internalTopic(controller.ConsumerOffsetsTopic, b.Config().OffsetsTopicNumPartitions, b.Config().OffsetsTopicReplicationFactor, 0,
 		map[string]*string{"cleanup.policy": strptr("compact"), "segment.bytes": strptr(strconv.Itoa(int(b.Config().OffsetsTopicSegmentBytes)))})
 	if code != 0 {
 		none.errorCode = code
@@ -91,11 +91,14 @@ func (b *Broker) findCoordinator(c *call, keyType int8, key string) coordinatorA
 func (b *Broker) findTransactionCoordinator(c *call, key string) coordinatorAnswer {
 	none := coordinatorAnswer{nodeID: -1, port: -1}
 	cfg := b.Config()
-	t, code := b.internalTopic(controller.TransactionStateTopic, cfg.TransactionStateLogNumPartitions, cfg.TransactionStateLogReplicationFactor,
+	// The topic configs of Kafka's TransactionStateManager, with
+	// min.insync.replicas from transaction.state.log.min.isr.
+	t, code := b.internalTopic(controller.TransactionStateTopic, cfg.TransactionStateLogNumPartitions, cfg.TransactionStateLogReplicationFactor, cfg.TransactionStateLogMinISR,
 		map[string]*string{
-			"cleanup.policy":   strptr("compact"),
-			"compression.type": strptr("uncompressed"),
-			"segment.bytes":    strptr(strconv.Itoa(int(cfg.TransactionStateLogSegmentBytes))),
+			"unclean.leader.election.enable": strptr("false"),
+			"cleanup.policy":                 strptr("compact"),
+			"compression.type":               strptr("uncompressed"),
+			"segment.bytes":                  strptr(strconv.Itoa(int(cfg.TransactionStateLogSegmentBytes))),
 		})
 	if code != 0 {
 		none.errorCode = code
@@ -116,8 +119,12 @@ func (b *Broker) nodeAnswer(c *call, id int32) coordinatorAnswer {
 }
 
 // internalTopic returns an internal topic, creating it on first use with
-// its replication factor capped to the live brokers.
-func (b *Broker) internalTopic(name string, partitions int32, factor int16, configs map[string]*string) (*metadata.Topic, int16) {
+// its replication factor capped to the live brokers and, when minISR > 0,
+// min.insync.replicas = minISR capped to that factor. Kafka caps neither:
+// it refuses to create the topic while fewer brokers than the replication
+// factor are up, so a single-node Kafka needs both configs lowered to 1,
+// where Samsa creates the topic it can and keeps it writable.
+func (b *Broker) internalTopic(name string, partitions int32, factor int16, minISR int32, configs map[string]*string) (*metadata.Topic, int16) {
 	if t := b.Image().Topic(name); t != nil {
 		return t, 0
 	}
@@ -132,6 +139,9 @@ func (b *Broker) internalTopic(name string, partitions int32, factor int16, conf
 	}
 	if factor <= 0 {
 		return nil, kerr.CoordinatorNotAvailable.Code
+	}
+	if minISR > 0 {
+		configs["min.insync.replicas"] = strptr(strconv.Itoa(int(min(minISR, int32(factor)))))
 	}
 	res := b.createTopics([]controller.CreateTopic{{Name: name, NumPartitions: partitions, ReplicationFactor: factor, Configs: configs}})
 	if res[0].ErrorCode != 0 && res[0].ErrorCode != kerr.TopicAlreadyExists.Code {

@@ -96,11 +96,15 @@ func initTransactionalProducer(b *Broker, c *call, req *kmsg.InitProducerIDReque
 		c.reply(resp)
 		return
 	}
-	b.Txn.InitProducerID(*req.TransactionalID, req.TransactionTimeoutMillis, expected, func(pid int64, epoch int16, code *kerr.Error) {
-		resp.ProducerID, resp.ProducerEpoch = pid, epoch
-		if code != nil {
-			resp.ErrorCode = code.Code
-		}
-		c.reply(resp)
+	// Off the handler: the new epoch is written to __transaction_state
+	// with acks=-1 (see txnHandler).
+	txnHandler(func() {
+		b.Txn.InitProducerID(*req.TransactionalID, req.TransactionTimeoutMillis, expected, func(pid int64, epoch int16, code *kerr.Error) {
+			resp.ProducerID, resp.ProducerEpoch = pid, epoch
+			if code != nil {
+				resp.ErrorCode = code.Code
+			}
+			c.reply(resp)
+		})
 	})
 }

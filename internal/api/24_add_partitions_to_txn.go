@@ -41,7 +41,12 @@ import (
 func init() { register(24, 0, 5, handleAddPartitionsToTxn) }
 
 func handleAddPartitionsToTxn(b *Broker, c *call, r kmsg.Request) {
-	req := r.(*kmsg.AddPartitionsToTxnRequest)
+	// Off the handler: an add is written to __transaction_state with
+	// acks=-1 (see txnHandler).
+	txnHandler(func() { addPartitionsToTxn(b, c, r.(*kmsg.AddPartitionsToTxnRequest)) })
+}
+
+func addPartitionsToTxn(b *Broker, c *call, req *kmsg.AddPartitionsToTxnRequest) {
 	resp := kmsg.NewPtrAddPartitionsToTxnResponse()
 	if c.version < 4 {
 		codes := b.addPartitions(req.TransactionalID, req.ProducerID, req.ProducerEpoch, topicsOf(req.Topics), false, txn.TV0)

@@ -22,7 +22,12 @@ import (
 func init() { register(25, 0, 4, handleAddOffsetsToTxn) }
 
 func handleAddOffsetsToTxn(b *Broker, c *call, r kmsg.Request) {
-	req := r.(*kmsg.AddOffsetsToTxnRequest)
+	// Off the handler: the add is written to __transaction_state with
+	// acks=-1 (see txnHandler).
+	txnHandler(func() { addOffsetsToTxn(b, c, r.(*kmsg.AddOffsetsToTxnRequest)) })
+}
+
+func addOffsetsToTxn(b *Broker, c *call, req *kmsg.AddOffsetsToTxnRequest) {
 	resp := kmsg.NewPtrAddOffsetsToTxnResponse()
 	switch {
 	case req.Group == "":

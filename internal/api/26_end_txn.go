@@ -44,11 +44,15 @@ func handleEndTxn(b *Broker, c *call, r kmsg.Request) {
 	if c.version >= 5 && b.Txn.TransactionVersion() >= txn.TV2 {
 		tv = txn.TV2
 	}
-	b.Txn.EndTxn(req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit, tv, func(pid int64, epoch int16, code *kerr.Error) {
-		resp.ProducerID, resp.ProducerEpoch = pid, epoch
-		if code != nil {
-			resp.ErrorCode = code.Code
-		}
-		c.reply(resp)
+	// Off the handler: the Prepare record is written to
+	// __transaction_state with acks=-1 (see txnHandler).
+	txnHandler(func() {
+		b.Txn.EndTxn(req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit, tv, func(pid int64, epoch int16, code *kerr.Error) {
+			resp.ProducerID, resp.ProducerEpoch = pid, epoch
+			if code != nil {
+				resp.ErrorCode = code.Code
+			}
+			c.reply(resp)
+		})
 	})
 }

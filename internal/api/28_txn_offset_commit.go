@@ -35,6 +35,13 @@ func init() { register(28, 0, 5, handleTxnOffsetCommit) }
 
 func handleTxnOffsetCommit(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.TxnOffsetCommitRequest)
+	// Off the handler: the check or add at the transaction coordinator
+	// may write to __transaction_state or wait for another broker, and the
+	// offsets are appended with acks=-1.
+	offHandler(func() { txnOffsetCommit(b, c, req) })
+}
+
+func txnOffsetCommit(b *Broker, c *call, req *kmsg.TxnOffsetCommitRequest) {
 	respond := func(resp *kmsg.TxnOffsetCommitResponse) { c.reply(resp) }
 	if req.Group != "" {
 		if code := b.verifyTxnOffsetCommit(req); code != nil {
@@ -53,7 +60,7 @@ func handleTxnOffsetCommit(b *Broker, c *call, r kmsg.Request) {
 			return
 		}
 	}
-	offHandler(func() { b.Groups.TxnOffsetCommit(req, respond) })
+	b.Groups.TxnOffsetCommit(req, respond)
 }
 
 // verifyTxnOffsetCommit checks (v0-v4) or adds (v5+) the group's

@@ -11,3 +11,13 @@ package api
 // (network.Config.PipelinedAPIKeys), so there is at most one such
 // goroutine per connection.
 func offHandler(fn func()) { go fn() }
+
+// txnHandler runs a transaction coordinator request (InitProducerId,
+// AddPartitionsToTxn, AddOffsetsToTxn, EndTxn) off the handler, for the
+// reason offHandler gives: the coordinator appends to __transaction_state
+// with acks=-1. The coordinator serialises the requests of one
+// transactional id itself, as Kafka's does: while a record of the id is
+// being written, the others answer CONCURRENT_TRANSACTIONS and the client
+// retries (txn.Coordinator's appendLocked), so a request retried on
+// another connection while the first still runs cannot overtake it.
+func txnHandler(fn func()) { go fn() }

@@ -22,16 +22,16 @@ import (
 
 const txnPartitions = 6
 
-func txnCluster(t *testing.T) *Cluster {
+func txnCluster(t *testing.T, overrides ...string) *Cluster {
 	if testing.Short() {
 		t.Skip("starts server processes")
 	}
-	c := StartCluster(t, 3,
+	c := StartCluster(t, 3, append([]string{
 		"replica.lag.time.max.ms=10000", "replica.fetch.backoff.ms=200",
 		// Few coordinator partitions, so the internal topics are quick to
 		// create; still spread over the three nodes.
 		"transaction.state.log.num.partitions=3", "offsets.topic.num.partitions=3",
-		"transaction.abort.timed.out.transaction.cleanup.interval.ms=1000")
+		"transaction.abort.timed.out.transaction.cleanup.interval.ms=1000"}, overrides...)...)
 	t.Cleanup(func() {
 		if t.Failed() {
 			logNodeWarnings(t, c)
@@ -184,9 +184,19 @@ func waitStable(t *testing.T, c *Cluster, topic string) {
 	})
 }
 
-func TestTransactionsAcrossBrokers(t *testing.T) {
+func TestTransactionsAcrossBrokers(t *testing.T) { transactionsAcrossBrokers(t) }
+
+// TestTransactionsAcrossBrokersOneHandler runs the same with one request
+// handler per node (num.io.threads=1): the transaction coordinator's
+// writes to __transaction_state wait for the follower fetches of the
+// other nodes, which a handler parked on such a write could not serve.
+func TestTransactionsAcrossBrokersOneHandler(t *testing.T) {
+	transactionsAcrossBrokers(t, "num.io.threads=1")
+}
+
+func transactionsAcrossBrokers(t *testing.T, overrides ...string) {
 	begin := time.Now()
-	c := txnCluster(t)
+	c := txnCluster(t, overrides...)
 	t.Logf("cluster up in %v", time.Since(begin))
 	const topic = "txn-across"
 	createReplicatedTopic(t, c, topic, txnPartitions)
@@ -260,6 +270,33 @@ func TestTransactionsAcrossBrokers(t *testing.T) {
 	}
 
 	consumeTransformProduce(t, c)
+	checkTransactionStateMinISR(t, c, "2")
+}
+
+// checkTransactionStateMinISR checks that __transaction_state was created
+// with min.insync.replicas = transaction.state.log.min.isr (2 by default).
+func checkTransactionStateMinISR(t *testing.T, c *Cluster, want string) {
+	t.Helper()
+	adm := kadm.NewClient(newClient(t, c.Addrs()))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	configs, err := adm.DescribeTopicConfigs(ctx, "__transaction_state")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := configs.On("__transaction_state", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cfg := range rc.Configs {
+		if cfg.Key == "min.insync.replicas" {
+			if cfg.MaybeValue() != want {
+				t.Errorf("__transaction_state min.insync.replicas = %q, want %q", cfg.MaybeValue(), want)
+			}
+			return
+		}
+	}
+	t.Errorf("__transaction_state: min.insync.replicas not described")
 }
 
 // consumeTransformProduce runs a franz-go GroupTransactSession whose group

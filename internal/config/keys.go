@@ -525,7 +525,7 @@ var brokerKeys = []Key{
 		Doc:         "Segment size of __transaction_state.",
 		brokerField: func(b *Broker) any { return &b.TransactionStateLogSegmentBytes }},
 	{Name: "transaction.state.log.min.isr", Type: typeInt, Default: "2", Check: atLeast(1),
-		Doc:         "min.insync.replicas of __transaction_state.",
+		Doc:         "min.insync.replicas of __transaction_state, set when it is created, capped at its replication factor.",
 		brokerField: func(b *Broker) any { return &b.TransactionStateLogMinISR }},
 	{Name: "transaction.state.log.load.buffer.size", Type: typeInt, Default: "5242880", Check: atLeast(1),
 		Doc:         "Batch size for reading __transaction_state when loading transactions.",

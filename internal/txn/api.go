@@ -175,7 +175,11 @@ func (c *Coordinator) AbortTimedOut() {
 		var jobs []*MarkerJob
 		for _, w := range s.TimedOut(c.nowMs(), c.cfg.NewProducerID) {
 			c.log.Info("aborting timed-out transaction", "transactional_id", w.TransactionalID, "producer_id", w.Transit.ProducerID)
-			if job, code := c.appendLocked(h, s, w); code == nil && job != nil {
+			job, code := c.appendLocked(h, s, w)
+			if h.mu.shard != s {
+				break
+			}
+			if code == nil && job != nil {
 				jobs = append(jobs, job)
 			}
 		}
@@ -195,7 +199,11 @@ func (c *Coordinator) ExpireTransactionalIDs() {
 			continue
 		}
 		for _, w := range s.Expire(c.nowMs()) {
-			if err := c.storage.Append(h.id, w.Key, nil); err != nil {
+			err := c.appendUnlocked(h, w.Key, nil)
+			if h.mu.shard != s {
+				break
+			}
+			if err != nil {
 				s.Failed(w)
 				continue
 			}

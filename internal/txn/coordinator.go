@@ -102,8 +102,9 @@ func (c Config) withDefaults() Config {
 // Coordinator is the transaction coordinator of one broker: the driver
 // around one deterministic Shard per __transaction_state partition this
 // broker leads. Each shard has its own mutex, held while a request runs on
-// it and while the record it produced is appended; markers are written
-// with no lock held. Two background loops abort timed-out transactions and
+// it but not while the record it produced is appended and replicates (the
+// transactional id's transition is pending meanwhile, see appendLocked);
+// markers are written with no lock held. Two background loops abort timed-out transactions and
 // expire idle transactional ids.
 //
 // Lock order: Coordinator.mu, then a handle's mu; never the reverse.
@@ -362,9 +363,20 @@ func (c *Coordinator) withShard(transactionalID string, fn func(h *handle, s *Sh
 }
 
 // appendLocked writes w and applies it; it returns the markers a Prepare
-// record starts, or the error to answer. Called with h.mu held.
+// record starts, or the error to answer. Called with h.mu held, which it
+// releases while the record is appended and replicates, as Kafka's
+// coordinator appends outside its locks: the transition is pending
+// meanwhile (Metadata.pending), so every other request for the
+// transactional id answers CONCURRENT_TRANSACTIONS, as in Kafka's
+// TransactionCoordinator, while the ids of the rest of the partition go on.
+// h.mu is held again on return; when the partition was unloaded or
+// reloaded meanwhile the answer is NOT_COORDINATOR and s is left alone.
 func (c *Coordinator) appendLocked(h *handle, s *Shard, w *Write) (*MarkerJob, *kerr.Error) {
-	if err := c.storage.Append(h.id, w.Key, w.Value); err != nil {
+	err := c.appendUnlocked(h, w.Key, w.Value)
+	if h.mu.shard != s {
+		return nil, kerr.NotCoordinator
+	}
+	if err != nil {
 		s.Failed(w)
 		c.log.Warn("appending to __transaction_state failed", "partition", h.id, "transactional_id", w.TransactionalID, "err", err)
 		return nil, appendErrorCode(err)
@@ -375,6 +387,14 @@ func (c *Coordinator) appendLocked(h *handle, s *Shard, w *Write) (*MarkerJob, *
 		return nil, kerr.UnknownServerError
 	}
 	return job, nil
+}
+
+// appendUnlocked appends one record to h's partition with h.mu, which the
+// caller holds, released for the append.
+func (c *Coordinator) appendUnlocked(h *handle, key, value []byte) error {
+	h.mu.Unlock()
+	defer h.mu.Lock()
+	return c.storage.Append(h.id, key, value)
 }
 
 // appendErrorCode maps a failed log append to the error Kafka's coordinator

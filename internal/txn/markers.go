@@ -155,7 +155,12 @@ func (c *Coordinator) finishRound(r *markerRound) {
 		h.mu.Unlock()
 		return
 	}
-	if err := c.storage.Append(h.id, w.Key, w.Value); err != nil {
+	err = c.appendUnlocked(h, w.Key, w.Value)
+	if h.mu.shard != s {
+		h.mu.Unlock()
+		return
+	}
+	if err != nil {
 		// The pending Complete stays; try the write again.
 		h.mu.Unlock()
 		c.log.Warn("writing transaction completion failed; retrying", "transactional_id", job.TransactionalID, "err", err)
