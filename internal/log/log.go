@@ -61,6 +61,10 @@ type Log struct {
 	// dirDirty is set when files were created or renamed since the directory
 	// was last synced.
 	dirDirty atomic.Bool
+	// noSnapshots is set when the log was created in a directory that was
+	// just made empty (openNew) and cleared before any producer snapshot is
+	// written: until then ProducerSnapshotOffsets needs no listing.
+	noSnapshots atomic.Bool
 	// failure holds the first I/O error that made the log refuse writes.
 	failure atomic.Pointer[error]
 	// background counts goroutines (the flusher after rolls) Close waits for.

@@ -289,16 +289,22 @@ func (m *Manager) Create(tp TopicPartition, topicID [16]byte, cfg Config) (*Log,
 		}
 	}
 	path := filepath.Join(logDir, tp.String())
+	// A directory that does not exist yet is created empty, and the log
+	// opens without listing or recovering it (openNew).
+	_, statErr := m.fs.Stat(path)
+	fresh := errors.Is(statErr, fs.ErrNotExist)
 	// A directory left by an earlier topic of the same name is moved aside.
-	if old, err := ReadPartitionMetadata(m.fs, path); err == nil && old != topicID {
-		m.logger.Warn("partition dir belongs to an older topic; deleting it", "path", path, "topic_id", EncodeUUID(old))
-		id := randomUUID()
-		stale := filepath.Join(logDir, tp.String()+"."+hex.EncodeToString(id[:])+"-delete")
-		if err := m.fs.Rename(path, stale); err != nil {
-			return nil, storageError("rename stale partition dir", err)
-		}
-		if err := m.fs.RemoveAll(stale); err != nil {
-			m.logger.Warn("removing stale partition dir", "path", stale, "err", err)
+	if !fresh {
+		if old, err := ReadPartitionMetadata(m.fs, path); err == nil && old != topicID {
+			m.logger.Warn("partition dir belongs to an older topic; deleting it", "path", path, "topic_id", EncodeUUID(old))
+			id := randomUUID()
+			stale := filepath.Join(logDir, tp.String()+"."+hex.EncodeToString(id[:])+"-delete")
+			if err := m.fs.Rename(path, stale); err != nil {
+				return nil, storageError("rename stale partition dir", err)
+			}
+			if err := m.fs.RemoveAll(stale); err != nil {
+				m.logger.Warn("removing stale partition dir", "path", stale, "err", err)
+			}
 		}
 	}
 	if err := m.fs.MkdirAll(path, 0o755); err != nil {
@@ -307,8 +313,12 @@ func (m *Manager) Create(tp TopicPartition, topicID [16]byte, cfg Config) (*Log,
 	if err := WritePartitionMetadata(m.fs, path, topicID); err != nil {
 		return nil, err
 	}
-	// Not a clean open: if the directory already held data, recover it.
-	l, err := Open(m.fs, path, cfg, OpenOptions{Clock: m.opts.Clock, Logger: m.logger})
+	openLog := openNew
+	if !fresh {
+		// Not a clean open: the directory already held data; recover it.
+		openLog = Open
+	}
+	l, err := openLog(m.fs, path, cfg, OpenOptions{Clock: m.opts.Clock, Logger: m.logger})
 	if err != nil {
 		return nil, err
 	}

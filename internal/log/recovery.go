@@ -121,6 +121,40 @@ func Open(fsys vfs.FS, dir string, cfg Config, opts OpenOptions) (*Log, error) {
 	return l, nil
 }
 
+// openNew opens the log of a directory that was just created and is known
+// to be empty (Manager.Create made it): there is nothing to list, remove or
+// recover, so it only creates the first segment at opts.LogStartOffset. It
+// ends in the state Open reaches on the same directory. The new files'
+// directory entries are synced at the first flush, as after any roll.
+func openNew(fsys vfs.FS, dir string, cfg Config, opts OpenOptions) (*Log, error) {
+	opts = opts.withDefaults()
+	cfg = cfg.normalized()
+	l := &Log{fs: fsys, dir: dir, clock: opts.Clock, logger: opts.Logger.With("log", filepath.Base(dir))}
+	l.mu.config = cfg
+	nowMs := l.nowMs()
+	l.epochs = &EpochCache{fs: fsys, path: filepath.Join(dir, LeaderEpochCheckpointFile)}
+	start := max(opts.LogStartOffset, 0)
+	seg, err := createSegmentFiles(newSegment(fsys, dir, start, 0, cfg, l.jitterMs(cfg), nowMs), cfg)
+	if err != nil {
+		return nil, err
+	}
+	l.dirDirty.Store(true)
+	if err := l.openActive(seg, false); err != nil {
+		seg.close()
+		return nil, err
+	}
+	l.mu.segments = []*segment{seg}
+	l.mu.logStartOffset = start
+	l.logEndOffset.Store(start)
+	l.recoveryPoint.Store(start)
+	l.highWatermark.Store(start)
+	l.lastFlushMs.Store(nowMs)
+	l.noSnapshots.Store(true)
+	// The segment has no transaction index file yet.
+	l.ext.mu.txnIndexes = map[*segment][]AbortedTxn{seg: nil}
+	return l, nil
+}
+
 func closeAll(segs []*segment) {
 	for _, s := range segs {
 		s.close()

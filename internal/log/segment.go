@@ -124,6 +124,13 @@ func createSegment(fsys vfs.FS, dir string, baseOffset int64, cfg Config, rollJi
 			return nil, storageError("remove stale index", err)
 		}
 	}
+	return createSegmentFiles(s, cfg)
+}
+
+// createSegmentFiles creates the .log file and indexes of s, in a directory
+// known to hold no file of its base offset.
+func createSegmentFiles(s *segment, cfg Config) (*segment, error) {
+	fsys, baseOffset := s.fs, s.baseOffset
 	f, err := fsys.OpenFile(s.path(logFileSuffix), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return nil, storageError("create segment", err)

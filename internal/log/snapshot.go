@@ -28,11 +28,15 @@ const maxProducerSnapshotBytes = 256 << 20
 
 // WriteProducerSnapshot atomically writes data as <offset>.snapshot.
 func (l *Log) WriteProducerSnapshot(offset int64, data []byte) error {
+	l.noSnapshots.Store(false)
 	return writeFileAtomic(l.fs, segmentFileName(l.dir, offset, producerSnapshotSuffix), data)
 }
 
 // ProducerSnapshotOffsets lists the offsets of the snapshot files, ascending.
 func (l *Log) ProducerSnapshotOffsets() ([]int64, error) {
+	if l.noSnapshots.Load() {
+		return nil, nil
+	}
 	entries, err := l.fs.ReadDir(l.dir)
 	if err != nil {
 		return nil, storageError("list log dir", err)
