@@ -98,10 +98,10 @@ func handleProduce(b *Broker, c *call, r kmsg.Request) {
 		(req.Version >= 12 || b.Config().TransactionPartitionVerificationEnable) {
 		// Off the handler: checking or adding a partition at the
 		// transaction coordinator may wait for a __transaction_state write
-		// to replicate, here or on another broker (see txnHandler). The
+		// to replicate, here or on another broker (see offHandler). The
 		// connection's next request still waits for this one's answer
 		// (network.Config.PipelinedAPIKeys), so its appends keep their order.
-		txnHandler(func() { produce(b, c, req) })
+		offHandler(func() { produce(b, c, req) })
 		return
 	}
 	produce(b, c, req)

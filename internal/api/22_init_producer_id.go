@@ -97,8 +97,8 @@ func initTransactionalProducer(b *Broker, c *call, req *kmsg.InitProducerIDReque
 		return
 	}
 	// Off the handler: the new epoch is written to __transaction_state
-	// with acks=-1 (see txnHandler).
-	txnHandler(func() {
+	// with acks=-1 (see offHandler).
+	offHandler(func() {
 		b.Txn.InitProducerID(*req.TransactionalID, req.TransactionTimeoutMillis, expected, func(pid int64, epoch int16, code *kerr.Error) {
 			resp.ProducerID, resp.ProducerEpoch = pid, epoch
 			if code != nil {

@@ -42,8 +42,8 @@ func init() { register(24, 0, 5, handleAddPartitionsToTxn) }
 
 func handleAddPartitionsToTxn(b *Broker, c *call, r kmsg.Request) {
 	// Off the handler: an add is written to __transaction_state with
-	// acks=-1 (see txnHandler).
-	txnHandler(func() { addPartitionsToTxn(b, c, r.(*kmsg.AddPartitionsToTxnRequest)) })
+	// acks=-1 (see offHandler).
+	offHandler(func() { addPartitionsToTxn(b, c, r.(*kmsg.AddPartitionsToTxnRequest)) })
 }
 
 func addPartitionsToTxn(b *Broker, c *call, req *kmsg.AddPartitionsToTxnRequest) {

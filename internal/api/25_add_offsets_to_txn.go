@@ -23,8 +23,8 @@ func init() { register(25, 0, 4, handleAddOffsetsToTxn) }
 
 func handleAddOffsetsToTxn(b *Broker, c *call, r kmsg.Request) {
 	// Off the handler: the add is written to __transaction_state with
-	// acks=-1 (see txnHandler).
-	txnHandler(func() { addOffsetsToTxn(b, c, r.(*kmsg.AddOffsetsToTxnRequest)) })
+	// acks=-1 (see offHandler).
+	offHandler(func() { addOffsetsToTxn(b, c, r.(*kmsg.AddOffsetsToTxnRequest)) })
 }
 
 func addOffsetsToTxn(b *Broker, c *call, req *kmsg.AddOffsetsToTxnRequest) {

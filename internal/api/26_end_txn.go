@@ -45,8 +45,8 @@ func handleEndTxn(b *Broker, c *call, r kmsg.Request) {
 		tv = txn.TV2
 	}
 	// Off the handler: the Prepare record is written to
-	// __transaction_state with acks=-1 (see txnHandler).
-	txnHandler(func() {
+	// __transaction_state with acks=-1 (see offHandler).
+	offHandler(func() {
 		b.Txn.EndTxn(req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit, tv, func(pid int64, epoch int16, code *kerr.Error) {
 			resp.ProducerID, resp.ProducerEpoch = pid, epoch
 			if code != nil {
