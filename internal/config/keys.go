@@ -1,6 +1,7 @@
 package config
 
 import (
+	"slices"
 	"sort"
 	"strings"
 
@@ -54,10 +55,14 @@ func (k *Key) validate(raw string) (string, error) {
 	return value, nil
 }
 
-// brokerKeys is the broker configuration table, Kafka's KafkaConfig subset a
-// single Samsa node uses, plus Samsa's own keys. Defaults are Kafka 4.0's
-// except where marked "Samsa".
-var brokerKeys = []Key{
+// brokerKeys is the broker configuration table: the core keys below and the
+// tables of each capability that has keys of its own, each in its own file
+// (keys_<area>.go).
+var brokerKeys = slices.Concat(coreBrokerKeys, tlsBrokerKeys, saslBrokerKeys, authorizerBrokerKeys)
+
+// coreBrokerKeys is Kafka's KafkaConfig subset a single Samsa node uses, plus
+// Samsa's own keys. Defaults are Kafka 4.0's except where marked "Samsa".
+var coreBrokerKeys = []Key{
 	// KRaft and node identity.
 	{Name: "node.id", Type: typeInt, Default: "1", Check: atLeast(0),
 		Doc:         "The node ID of this server within the cluster. Samsa default: 1.",
