@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -171,6 +172,21 @@ func TestBrokerResourcesOnEveryNode(t *testing.T) {
 			t.Fatalf("sarama AlterConfig on broker %d: %v", id, err)
 		}
 		checkSaramaBrokerValue(t, sadmin, sarama.BrokerResource, name, key, value, sarama.SourceDynamicBroker)
+
+		// samsa configs, as the user in the report ran it.
+		value = strconv.Itoa(19000 + int(id))
+		if out, err := exec.Command(Binary(t), "configs", "alter", "--broker", name, "--set", key+"="+value,
+			"--bootstrap-server", strings.Join(c.Addrs(), ",")).CombinedOutput(); err != nil {
+			t.Fatalf("samsa configs alter --broker %s: %v\n%s", name, err, out)
+		}
+		WaitFor(t, 10*time.Second, func() error {
+			out, err := exec.Command(Binary(t), "configs", "describe", "--broker", name,
+				"--bootstrap-server", n.Addr()).CombinedOutput()
+			if err != nil || !strings.Contains(string(out), value) {
+				return fmt.Errorf("samsa configs describe --broker %s: %v\n%s", name, err, out)
+			}
+			return nil
+		})
 
 		// Another broker's resource, sent to this node, is Kafka's
 		// INVALID_REQUEST for every API.
