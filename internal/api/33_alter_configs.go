@@ -68,7 +68,7 @@ func handleAlterConfigs(b *Broker, c *call, r kmsg.Request) {
 		c.reply(resp)
 	}
 	remaining := undecided(results)
-	if len(remaining) > 0 && !onController && !b.isActiveController() && b.ForwardToController != nil {
+	if len(remaining) > 0 && !b.isActiveController() && b.ForwardToController != nil {
 		forward := kmsg.NewPtrAlterConfigsRequest()
 		forward.ValidateOnly = req.ValidateOnly
 		for _, i := range remaining {

@@ -121,6 +121,9 @@ func TestBrokerResourcesOnEveryNode(t *testing.T) {
 	t.Logf("active controller: node %d", md.ControllerID)
 	kadmin := kadm.NewClient(newClient(t, c.Addrs()))
 	sadmin := newSaramaAdmin(t, c.Addrs())
+	if err := createTopicVia(ctx, c.Nodes[0].Addr(), "mixed", 1, 1); err != nil {
+		t.Fatal(err)
+	}
 
 	const key = "log.cleaner.backoff.ms"
 	for i, n := range c.Nodes {
@@ -269,6 +272,35 @@ func TestBrokerResourcesOnEveryNode(t *testing.T) {
 		sdirs, err := sadmin.DescribeLogDirs([]int32{id})
 		if err != nil || len(sdirs[id]) == 0 {
 			t.Fatalf("sarama DescribeLogDirs %d: %v (%d dirs)", id, err, len(sdirs[id]))
+		}
+
+		// One request mixing resources decided here (another broker's,
+		// this node's loggers) with ones the controller decides (this
+		// broker's configs, a topic's): one answer each, in order.
+		mixed := kmsg.NewPtrIncrementalAlterConfigsRequest()
+		for _, r := range []struct {
+			resourceType kmsg.ConfigResourceType
+			name, key    string
+			value        string
+		}{
+			{kmsg.ConfigResourceTypeBroker, other, key, "20000"},
+			{kmsg.ConfigResourceTypeBrokerLogger, name, "api", "INFO"},
+			{kmsg.ConfigResourceTypeTopic, "mixed", "retention.ms", "7200000"},
+			{kmsg.ConfigResourceTypeBroker, name, key, "20000"},
+		} {
+			mixed.Resources = append(mixed.Resources, incrementalAlter(r.resourceType, r.name, kmsg.IncrementalAlterConfigOpSet, r.key, strptr(r.value)).Resources[0])
+		}
+		mr := requestOn[*kmsg.IncrementalAlterConfigsResponse](ctx, t, n.Addr(), mixed)
+		if len(mr.Resources) != 4 {
+			t.Fatalf("mixed IncrementalAlterConfigs: %d answers, want 4", len(mr.Resources))
+		}
+		for j, want := range []int16{kerr.InvalidRequest.Code, 0, 0, 0} {
+			got := mr.Resources[j]
+			if got.ResourceType != mixed.Resources[j].ResourceType || got.ResourceName != mixed.Resources[j].ResourceName || got.ErrorCode != want {
+				t.Fatalf("mixed IncrementalAlterConfigs to node %d: answer %d is %v %q %v, want %v %q %v", id, j,
+					got.ResourceType, got.ResourceName, kerr.ErrorForCode(got.ErrorCode),
+					mixed.Resources[j].ResourceType, mixed.Resources[j].ResourceName, kerr.ErrorForCode(want))
+			}
 		}
 
 		// The controller's admin APIs, sent to this node.
@@ -449,4 +481,52 @@ func checkPerBrokerLimitSurvivesRestart(ctx context.Context, t *testing.T, c *Cl
 		return nil
 	})
 	check("after restart")
+}
+
+// TestBrokerConfigsWithDedicatedController: with a dedicated controller
+// (process.roles=controller) every broker forwards its broker-resource
+// changes, and each broker accepts its own resource, refuses another's,
+// and shows its own override after a restart.
+func TestBrokerConfigsWithDedicatedController(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts server processes")
+	}
+	c := StartDedicatedCluster(t, 1, 2)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	kadmin := kadm.NewClient(newClient(t, c.Addrs()))
+	const key = "log.cleaner.backoff.ms"
+	for i, n := range c.Nodes {
+		id := int32(i + 2)
+		name, other := strconv.Itoa(int(id)), strconv.Itoa(int(5-id))
+		value := strconv.Itoa(21000 + int(id))
+		alt, err := kadmin.AlterBrokerConfigs(ctx, []kadm.AlterConfig{{Op: kadm.SetConfig, Name: key, Value: &value}}, id)
+		if err == nil {
+			err = alterError(alt, name)
+		}
+		if err != nil {
+			t.Fatalf("kadm AlterBrokerConfigs on broker %d: %v", id, err)
+		}
+		inc := requestOn[*kmsg.IncrementalAlterConfigsResponse](ctx, t, n.Addr(), incrementalAlter(kmsg.ConfigResourceTypeBroker, other, kmsg.IncrementalAlterConfigOpSet, key, &value))
+		checkResourceError(t, "IncrementalAlterConfigs", inc.Resources[0].ErrorCode, inc.Resources[0].ErrorMessage, kerr.InvalidRequest,
+			"Unexpected broker id, expected "+name+", but received "+other)
+	}
+	c.Nodes[0].Restart()
+	for i, n := range c.Nodes {
+		id := strconv.Itoa(i + 2)
+		WaitFor(t, 30*time.Second, func() error {
+			resp, err := tryRequestOn[*kmsg.DescribeConfigsResponse](ctx, n.Addr(), describeResource(kmsg.ConfigResourceTypeBroker, id))
+			if err != nil {
+				return err
+			}
+			value, source, err := describedValue(resp, key)
+			if err != nil {
+				return err
+			}
+			if want := strconv.Itoa(21000 + i + 2); value != want || source != kmsg.ConfigSourceDynamicBrokerConfig {
+				return fmt.Errorf("broker %s: %s = %q (%v), want %s DYNAMIC_BROKER_CONFIG", id, key, value, source, want)
+			}
+			return nil
+		})
+	}
 }
