@@ -28,11 +28,14 @@ type logging struct {
 		sync.Mutex
 		// names holds each logger's level name (Kafka's, "INFO"); a
 		// component missing from explicit has the root's.
-		// Invariant: levels[c].Level() == levelOf(names[c]) for every c.
+		// Invariant: levels[c].Level() == kafkaLogLevels[names[c]] for
+		// every logger c.
 		names    map[string]string
 		explicit map[string]bool
 	}
 	// levels holds the level of "root" and each of config.LogComponents.
+	// The map is fixed once newLogging returns (read without mu); the
+	// levels in it change.
 	levels map[string]*slog.LevelVar
 }
 
