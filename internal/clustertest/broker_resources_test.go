@@ -232,6 +232,8 @@ func TestBrokerResourcesOnEveryNode(t *testing.T) {
 		if err != nil || level != "DEBUG" || source != kmsg.ConfigSourceDynamicBrokerLoggerConfig {
 			t.Fatalf("node %d: logger group = %q (%v, %v), want DEBUG DYNAMIC_BROKER_LOGGER_CONFIG", id, level, source, err)
 		}
+		// sarama has no name for DYNAMIC_BROKER_LOGGER_CONFIG (6).
+		checkSaramaBrokerValue(t, sadmin, sarama.BrokerLoggerResource, name, "group", "DEBUG", sarama.ConfigSource(kmsg.ConfigSourceDynamicBrokerLoggerConfig))
 		otherNode := c.Nodes[id%3]
 		if level, _, err := describedValue(requestOn[*kmsg.DescribeConfigsResponse](ctx, t, otherNode.Addr(), describeResource(kmsg.ConfigResourceTypeBrokerLogger, other)), "group"); err != nil || level != "INFO" {
 			t.Fatalf("node %s: logger group = %q (%v) after a change on node %d, want INFO", other, level, err, id)
