@@ -9,7 +9,8 @@ package api
 //     INVALID_CONFIG for unknown keys or bad values, validate_only; a broker
 //     resource is checked and validated on the node that receives it, then
 //     stored by the active controller (config_broker_resources.go). Broker
-//     logger resources are not served (INVALID_REQUEST), as in Kafka.
+//     logger resources are not served (INVALID_REQUEST), as in Kafka. A
+//     resource named twice answers INVALID_REQUEST for both.
 
 import (
 	"errors"
@@ -32,6 +33,11 @@ func handleAlterConfigs(b *Broker, c *call, r kmsg.Request) {
 	onController := b.onControllerListener(c)
 	changes := make([]func(map[string]string) (map[string]string, error), len(req.Resources))
 	results := make([]*resourceResult, len(req.Resources))
+	keys := make([]configResourceKey, len(req.Resources))
+	for i, rr := range req.Resources {
+		keys[i] = configResourceKey{rr.ResourceType, rr.ResourceName}
+	}
+	duplicateResources(keys, results)
 	for i, rr := range req.Resources {
 		changes[i] = func(map[string]string) (map[string]string, error) {
 			next := map[string]string{}
@@ -46,7 +52,7 @@ func handleAlterConfigs(b *Broker, c *call, r kmsg.Request) {
 			}
 			return next, nil
 		}
-		if rr.ResourceType == kmsg.ConfigResourceTypeBroker && !onController {
+		if results[i] == nil && rr.ResourceType == kmsg.ConfigResourceTypeBroker && !onController {
 			results[i] = b.preprocessBroker(rr.ResourceName, changes[i])
 		}
 	}

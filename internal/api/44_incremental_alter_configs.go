@@ -16,6 +16,7 @@ package api
 //     the level of this node's loggers at once, until restart; they are
 //     never forwarded. An unknown logger or level answers INVALID_CONFIG,
 //     APPEND/SUBTRACT or unsetting "root" INVALID_REQUEST.
+//   - A resource named twice answers INVALID_REQUEST for both.
 //   - validate_only checks without changing anything.
 
 import (
@@ -34,6 +35,11 @@ func handleIncrementalAlterConfigs(b *Broker, c *call, r kmsg.Request) {
 	onController := b.onControllerListener(c)
 	changes := make([]func(map[string]string) (map[string]string, error), len(req.Resources))
 	results := make([]*resourceResult, len(req.Resources))
+	keys := make([]configResourceKey, len(req.Resources))
+	for i, rr := range req.Resources {
+		keys[i] = configResourceKey{rr.ResourceType, rr.ResourceName}
+	}
+	duplicateResources(keys, results)
 	for i, rr := range req.Resources {
 		ops := make([]config.AlterOp, len(rr.Configs))
 		for j, op := range rr.Configs {
@@ -43,6 +49,7 @@ func handleIncrementalAlterConfigs(b *Broker, c *call, r kmsg.Request) {
 			return config.ApplyIncremental(current, ops)
 		}
 		switch {
+		case results[i] != nil: // named twice
 		case rr.ResourceType == kmsg.ConfigResourceTypeBrokerLogger:
 			result := b.alterBrokerLogger(rr, req.ValidateOnly)
 			results[i] = &result

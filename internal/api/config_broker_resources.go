@@ -244,6 +244,21 @@ func (f forwardedResults) get(resourceType kmsg.ConfigResourceType, name string)
 	return resourceResult{kerr.UnknownServerError.Code, "The controller returned no result for this resource."}
 }
 
+// duplicateResources answers INVALID_REQUEST for every resource named more
+// than once in a request, as Kafka's ConfigAdminManager does before
+// anything else; keys[i] is the i-th resource.
+func duplicateResources(keys []configResourceKey, results []*resourceResult) {
+	count := make(map[configResourceKey]int, len(keys))
+	for _, k := range keys {
+		count[k]++
+	}
+	for i, k := range keys {
+		if count[k] > 1 {
+			results[i] = &resourceResult{kerr.InvalidRequest.Code, "Each resource must appear at most once."}
+		}
+	}
+}
+
 // undecided lists, in order, the indexes of the resources still to be
 // decided by the controller.
 func undecided(results []*resourceResult) []int {

@@ -305,6 +305,12 @@ func TestBrokerResourcesOnEveryNode(t *testing.T) {
 			}
 		}
 
+		twice := incrementalAlter(kmsg.ConfigResourceTypeTopic, "mixed", kmsg.IncrementalAlterConfigOpSet, "retention.ms", strptr("7200000"))
+		twice.Resources = append(twice.Resources, twice.Resources[0])
+		for j, r := range requestOn[*kmsg.IncrementalAlterConfigsResponse](ctx, t, n.Addr(), twice).Resources {
+			checkResourceError(t, fmt.Sprintf("resource named twice, answer %d", j), r.ErrorCode, r.ErrorMessage, kerr.InvalidRequest, "Each resource must appear at most once.")
+		}
+
 		// The controller's admin APIs, sent to this node.
 		checkForwardedAdminAPIs(ctx, t, n.Addr(), "sweep-"+name)
 	}
