@@ -16,9 +16,11 @@ package api
 //     or TRANSACTION_ABORTABLE (v4). v5+ (transactions v2) adds it.
 //   - A producer fenced at the coordinator answers INVALID_PRODUCER_EPOCH.
 //   - v3+ carries the member's generation, member id and instance id, which
-//     must match the group (ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID,
-//     FENCED_INSTANCE_ID); a commit without generation to a group that does
-//     not exist creates a simple group when it commits.
+//     must match the group when given (ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID,
+//     FENCED_INSTANCE_ID); a commit naming none of them (all of v0-v2, and
+//     v3+ sent with the group id alone) is accepted whatever the group's
+//     state; a commit without generation to a group that does not exist
+//     creates a simple group when it commits.
 //   - The group coordinator need not be the transaction coordinator: the
 //     check or add goes to the transaction coordinator's broker as
 //     AddPartitionsToTxn v4+.

@@ -8,7 +8,9 @@ package api
 //     DEFAULT_CONFIG); an unknown topic answers UNKNOWN_TOPIC_OR_PARTITION.
 //   - Broker resources name this node's id, or "" for the cluster-wide
 //     defaults; another broker's id or a non-numeric name answers
-//     INVALID_REQUEST. Broker logger resources answer INVALID_REQUEST.
+//     INVALID_REQUEST. Broker logger resources (this node's id) list this
+//     node's loggers ("root" and each component) with their levels, source
+//     DYNAMIC_BROKER_LOGGER_CONFIG.
 //   - A null config_names asks for every config; synonyms (v1+) and
 //     documentation (v3+) only when asked.
 
@@ -42,7 +44,7 @@ func handleDescribeConfigs(b *Broker, c *call, r kmsg.Request) {
 			}
 			entries = b.Config().DescribeTopic(img.Configs(metadata.ResourceTopic, rr.ResourceName), req.IncludeSynonyms)
 		case kmsg.ConfigResourceTypeBroker:
-			if code, msg := b.checkBrokerResource(rr.ResourceName); code != 0 {
+			if code, msg := b.checkDescribeBroker(rr.ResourceName); code != 0 {
 				sr.ErrorCode, sr.ErrorMessage = code, strptr(msg)
 				break
 			}
@@ -51,6 +53,12 @@ func handleDescribeConfigs(b *Broker, c *call, r kmsg.Request) {
 			} else {
 				entries = b.Config().DescribeBroker(req.IncludeSynonyms)
 			}
+		case kmsg.ConfigResourceTypeBrokerLogger:
+			if code, msg := b.checkDescribeBrokerLogger(rr.ResourceName); code != 0 {
+				sr.ErrorCode, sr.ErrorMessage = code, strptr(msg)
+				break
+			}
+			entries = b.describeBrokerLoggers()
 		default:
 			sr.ErrorCode = kerr.InvalidRequest.Code
 			sr.ErrorMessage = strptr("unsupported resource type " + strconv.Itoa(int(rr.ResourceType)))
@@ -80,19 +88,4 @@ func handleDescribeConfigs(b *Broker, c *call, r kmsg.Request) {
 		resp.Resources = append(resp.Resources, sr)
 	}
 	c.reply(resp)
-}
-
-// checkBrokerResource accepts "" (cluster default) and this node's id.
-func (b *Broker) checkBrokerResource(name string) (int16, string) {
-	if name == "" {
-		return 0, ""
-	}
-	id, err := strconv.Atoi(name)
-	if err != nil {
-		return kerr.InvalidRequest.Code, "Broker id must be an integer, but it is: " + name
-	}
-	if int32(id) != b.NodeID {
-		return kerr.InvalidRequest.Code, "Unexpected broker id, expected " + strconv.Itoa(int(b.NodeID)) + " but received " + name
-	}
-	return 0, ""
 }

@@ -6,7 +6,11 @@ package api
 //   - The legacy, non-incremental form: the configs given replace every
 //     override of the resource (configs not listed revert to defaults).
 //   - Otherwise as IncrementalAlterConfigs: topic and broker resources,
-//     INVALID_CONFIG for unknown keys or bad values, validate_only.
+//     INVALID_CONFIG for unknown keys or bad values, validate_only; a broker
+//     resource is checked and validated on the node that receives it, then
+//     stored by the active controller (config_broker_resources.go). Broker
+//     logger resources are not served (INVALID_REQUEST), as in Kafka. A
+//     resource named twice answers INVALID_REQUEST for both.
 
 import (
 	"errors"
@@ -26,12 +30,16 @@ func init() {
 
 func handleAlterConfigs(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.AlterConfigsRequest)
-	if b.forwarded(c, req) {
-		return
+	onController := b.onControllerListener(c)
+	changes := make([]func(map[string]string) (map[string]string, error), len(req.Resources))
+	results := make([]*resourceResult, len(req.Resources))
+	keys := make([]configResourceKey, len(req.Resources))
+	for i, rr := range req.Resources {
+		keys[i] = configResourceKey{rr.ResourceType, rr.ResourceName}
 	}
-	resp := kmsg.NewPtrAlterConfigsResponse()
-	for _, rr := range req.Resources {
-		code, msg := b.alterConfigs(rr.ResourceType, rr.ResourceName, req.ValidateOnly, func(map[string]string) (map[string]string, error) {
+	duplicateResources(keys, results)
+	for i, rr := range req.Resources {
+		changes[i] = func(map[string]string) (map[string]string, error) {
 			next := map[string]string{}
 			for _, cfg := range rr.Configs {
 				if _, dup := next[cfg.Name]; dup {
@@ -43,15 +51,51 @@ func handleAlterConfigs(b *Broker, c *call, r kmsg.Request) {
 				next[cfg.Name] = *cfg.Value
 			}
 			return next, nil
-		})
-		sr := kmsg.NewAlterConfigsResponseResource()
-		sr.ResourceType, sr.ResourceName, sr.ErrorCode = rr.ResourceType, rr.ResourceName, code
-		if msg != "" {
-			sr.ErrorMessage = strptr(msg)
 		}
-		resp.Resources = append(resp.Resources, sr)
+		if results[i] == nil && rr.ResourceType == kmsg.ConfigResourceTypeBroker && !onController {
+			results[i] = b.preprocessBroker(rr.ResourceName, changes[i])
+		}
 	}
-	c.reply(resp)
+	reply := func(decided func(i int) resourceResult) {
+		resp := kmsg.NewPtrAlterConfigsResponse()
+		for i, rr := range req.Resources {
+			result := results[i]
+			if result == nil {
+				r := decided(i)
+				result = &r
+			}
+			sr := kmsg.NewAlterConfigsResponseResource()
+			sr.ResourceType, sr.ResourceName, sr.ErrorCode = rr.ResourceType, rr.ResourceName, result.code
+			if result.message != "" {
+				sr.ErrorMessage = strptr(result.message)
+			}
+			resp.Resources = append(resp.Resources, sr)
+		}
+		c.reply(resp)
+	}
+	remaining := undecided(results)
+	if len(remaining) > 0 && !b.isActiveController() && b.ForwardToController != nil {
+		forward := kmsg.NewPtrAlterConfigsRequest()
+		forward.ValidateOnly = req.ValidateOnly
+		for _, i := range remaining {
+			forward.Resources = append(forward.Resources, req.Resources[i])
+		}
+		b.forwardThen(c, forward, func(resp kmsg.Response) {
+			answers := forwardedResults{}
+			for _, sr := range resp.(*kmsg.AlterConfigsResponse).Resources {
+				answers[configResourceKey{sr.ResourceType, sr.ResourceName}] = resourceResult{sr.ErrorCode, derefString(sr.ErrorMessage)}
+			}
+			reply(func(i int) resourceResult {
+				return answers.get(req.Resources[i].ResourceType, req.Resources[i].ResourceName)
+			})
+		})
+		return
+	}
+	reply(func(i int) resourceResult {
+		rr := req.Resources[i]
+		code, msg := b.alterConfigs(rr.ResourceType, rr.ResourceName, req.ValidateOnly, changes[i])
+		return resourceResult{code, msg}
+	})
 }
 
 // alterConfigs computes a resource's new overrides with change, validates
@@ -68,7 +112,10 @@ func (b *Broker) alterConfigs(resourceType kmsg.ConfigResourceType, name string,
 		}
 		metaType = metadata.ResourceTopic
 	case kmsg.ConfigResourceTypeBroker:
-		if code, msg := b.checkBrokerResource(name); code != 0 {
+		// The node that received the request checked that the resource
+		// names it (config_broker_resources.go); the controller stores the
+		// change for whichever broker it names.
+		if code, msg := checkBrokerName(name); code != 0 {
 			return code, msg
 		}
 		metaType = metadata.ResourceBroker

@@ -9,6 +9,14 @@ package api
 //     unknown topics answer UNKNOWN_TOPIC_OR_PARTITION.
 //   - Broker resources ("" for the cluster default, or this node's id) change
 //     dynamic broker configs; keys that are not dynamic answer INVALID_CONFIG.
+//     The receiving node checks that the resource names it (INVALID_REQUEST
+//     "Unexpected broker id, ..." otherwise) and validates the change, then
+//     the active controller stores it (config_broker_resources.go).
+//   - Broker logger resources (this node's id) set (SET) or unset (DELETE)
+//     the level of this node's loggers at once, until restart; they are
+//     never forwarded. An unknown logger or level answers INVALID_CONFIG,
+//     APPEND/SUBTRACT or unsetting "root" INVALID_REQUEST.
+//   - A resource named twice answers INVALID_REQUEST for both.
 //   - validate_only checks without changing anything.
 
 import (
@@ -24,24 +32,69 @@ func init() {
 
 func handleIncrementalAlterConfigs(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.IncrementalAlterConfigsRequest)
-	if b.forwarded(c, req) {
+	onController := b.onControllerListener(c)
+	changes := make([]func(map[string]string) (map[string]string, error), len(req.Resources))
+	results := make([]*resourceResult, len(req.Resources))
+	keys := make([]configResourceKey, len(req.Resources))
+	for i, rr := range req.Resources {
+		keys[i] = configResourceKey{rr.ResourceType, rr.ResourceName}
+	}
+	duplicateResources(keys, results)
+	for i, rr := range req.Resources {
+		ops := make([]config.AlterOp, len(rr.Configs))
+		for j, op := range rr.Configs {
+			ops[j] = config.AlterOp{Name: op.Name, Op: op.Op, Value: op.Value}
+		}
+		changes[i] = func(current map[string]string) (map[string]string, error) {
+			return config.ApplyIncremental(current, ops)
+		}
+		switch {
+		case results[i] != nil: // named twice
+		case rr.ResourceType == kmsg.ConfigResourceTypeBrokerLogger:
+			result := b.alterBrokerLogger(rr, req.ValidateOnly)
+			results[i] = &result
+		case rr.ResourceType == kmsg.ConfigResourceTypeBroker && !onController:
+			results[i] = b.preprocessBroker(rr.ResourceName, changes[i])
+		}
+	}
+	reply := func(decided func(i int) resourceResult) {
+		resp := kmsg.NewPtrIncrementalAlterConfigsResponse()
+		for i, rr := range req.Resources {
+			result := results[i]
+			if result == nil {
+				r := decided(i)
+				result = &r
+			}
+			sr := kmsg.NewIncrementalAlterConfigsResponseResource()
+			sr.ResourceType, sr.ResourceName, sr.ErrorCode = rr.ResourceType, rr.ResourceName, result.code
+			if result.message != "" {
+				sr.ErrorMessage = strptr(result.message)
+			}
+			resp.Resources = append(resp.Resources, sr)
+		}
+		c.reply(resp)
+	}
+	remaining := undecided(results)
+	if len(remaining) > 0 && !b.isActiveController() && b.ForwardToController != nil {
+		forward := kmsg.NewPtrIncrementalAlterConfigsRequest()
+		forward.ValidateOnly = req.ValidateOnly
+		for _, i := range remaining {
+			forward.Resources = append(forward.Resources, req.Resources[i])
+		}
+		b.forwardThen(c, forward, func(resp kmsg.Response) {
+			answers := forwardedResults{}
+			for _, sr := range resp.(*kmsg.IncrementalAlterConfigsResponse).Resources {
+				answers[configResourceKey{sr.ResourceType, sr.ResourceName}] = resourceResult{sr.ErrorCode, derefString(sr.ErrorMessage)}
+			}
+			reply(func(i int) resourceResult {
+				return answers.get(req.Resources[i].ResourceType, req.Resources[i].ResourceName)
+			})
+		})
 		return
 	}
-	resp := kmsg.NewPtrIncrementalAlterConfigsResponse()
-	for _, rr := range req.Resources {
-		ops := make([]config.AlterOp, len(rr.Configs))
-		for i, op := range rr.Configs {
-			ops[i] = config.AlterOp{Name: op.Name, Op: op.Op, Value: op.Value}
-		}
-		code, msg := b.alterConfigs(rr.ResourceType, rr.ResourceName, req.ValidateOnly, func(current map[string]string) (map[string]string, error) {
-			return config.ApplyIncremental(current, ops)
-		})
-		sr := kmsg.NewIncrementalAlterConfigsResponseResource()
-		sr.ResourceType, sr.ResourceName, sr.ErrorCode = rr.ResourceType, rr.ResourceName, code
-		if msg != "" {
-			sr.ErrorMessage = strptr(msg)
-		}
-		resp.Resources = append(resp.Resources, sr)
-	}
-	c.reply(resp)
+	reply(func(i int) resourceResult {
+		rr := req.Resources[i]
+		code, msg := b.alterConfigs(rr.ResourceType, rr.ResourceName, req.ValidateOnly, changes[i])
+		return resourceResult{code, msg}
+	})
 }

@@ -61,6 +61,9 @@ type Broker struct {
 	Groups *group.Coordinator
 	// Txn is the transaction coordinator.
 	Txn *txn.Coordinator
+	// Loggers, when set, are the loggers BROKER_LOGGER configs describe
+	// and change.
+	Loggers RuntimeLoggers
 	// Metrics, when set, counts bytes and records in and out per topic.
 	Metrics *metrics.Metrics
 	Logger  *slog.Logger

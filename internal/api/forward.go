@@ -58,7 +58,12 @@ func (b *Broker) forwarded(c *call, req kmsg.Request) bool {
 // request with a timeout_ms is bounded by it (timeout.go): it waits for an
 // active controller until its deadline and for the answer a grace period
 // longer, and answers REQUEST_TIMED_OUT per item when either passes.
-func (b *Broker) forward(c *call, req kmsg.Request) {
+func (b *Broker) forward(c *call, req kmsg.Request) { b.forwardThen(c, req, c.reply) }
+
+// forwardThen is forward with the controller's answer handed to answer,
+// which replies; a request that carries part of the client's (the rest
+// decided here) merges the two.
+func (b *Broker) forwardThen(c *call, req kmsg.Request, answer func(kmsg.Response)) {
 	go func() {
 		wait := forwardTimeoutMs * time.Millisecond
 		timeoutMs, timed := controllerTimeoutMs(req)
@@ -83,7 +88,7 @@ func (b *Broker) forward(c *call, req kmsg.Request) {
 			c.req.Respond(network.Response{None: true, Close: true})
 			return
 		}
-		c.reply(resp)
+		answer(resp)
 	}()
 }
 

@@ -24,9 +24,9 @@ type group interface {
 	// stateName is the state as DescribeGroups and ListGroups report it.
 	stateName() string
 	protocolTypeName() string
-	// validateOffsetCommit returns the error for a commit by this member at
-	// this generation, or 0.
-	validateOffsetCommit(memberID string, instanceID *string, generation int32) int16
+	// validateOffsetCommit returns the error for an OffsetCommit or
+	// TxnOffsetCommit by the member it names, or 0 (offset_commit.go).
+	validateOffsetCommit(c offsetCommitter) int16
 	validateDelete() int16
 	validateOffsetDelete() int16
 	// isSubscribedToTopic reports whether members consume topic, so its
@@ -391,25 +391,30 @@ func (g *classicGroup) validateMember(memberID string, instanceID *string) int16
 	return 0
 }
 
-func (g *classicGroup) validateOffsetCommit(memberID string, instanceID *string, generation int32) int16 {
+// validateOffsetCommit is Kafka's ClassicGroup.validateOffsetCommit. A
+// commit without generation is accepted while the group is empty (simple
+// consumers, the admin client); a member, generation or instance id that is
+// given must match the group. A transactional commit naming no member is
+// accepted whatever the state, since TxnOffsetCommit before v3 cannot name
+// one, and a transactional commit is not refused during a rebalance.
+func (g *classicGroup) validateOffsetCommit(c offsetCommitter) int16 {
 	if g.state == stateDead {
 		return kerr.CoordinatorNotAvailable.Code
 	}
-	if generation < 0 && g.state == stateEmpty {
-		// A simple consumer, or the admin client, commits for an empty group.
+	if c.generation < 0 && g.state == stateEmpty {
 		return 0
 	}
-	if generation >= 0 || memberID != "" || instanceID != nil {
-		if code := g.validateMember(memberID, instanceID); code != 0 {
+	if c.generation >= 0 || c.memberID != "" || c.instanceID != nil {
+		if code := g.validateMember(c.memberID, c.instanceID); code != 0 {
 			return code
 		}
-		if generation != g.generation {
+		if c.generation != g.generation {
 			return kerr.IllegalGeneration.Code
 		}
-	} else if g.state != stateEmpty {
+	} else if !c.transactional && g.state != stateEmpty {
 		return kerr.UnknownMemberID.Code
 	}
-	if g.state == stateCompletingRebalance {
+	if !c.transactional && g.state == stateCompletingRebalance {
 		return kerr.RebalanceInProgress.Code
 	}
 	return 0

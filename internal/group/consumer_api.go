@@ -105,22 +105,6 @@ func (s *shard) describeAssignment(a assignment) kmsg.Assignment {
 	return out
 }
 
-// validateConsumerCommit validates an OffsetCommit to a consumer group
-// (Kafka's ConsumerGroup.validateOffsetCommit): with a member epoch the
-// member must exist and commit with OffsetCommit v9+ at its current epoch.
-func (g *consumerGroup) validateConsumerCommit(req *kmsg.OffsetCommitRequest) int16 {
-	if req.Generation < 0 && len(g.members) == 0 {
-		return 0
-	}
-	if g.members[req.MemberID] == nil {
-		return kerr.UnknownMemberID.Code
-	}
-	if req.Version < 9 {
-		return kerr.UnsupportedVersion.Code // members of the consumer protocol commit with v9+
-	}
-	return g.validateOffsetCommit(req.MemberID, req.InstanceID, req.Generation)
-}
-
 // validateOffsetFetchMember validates the member id and epoch an
 // OffsetFetch v9+ names, for consumer groups; other groups accept any.
 func (s *shard) validateOffsetFetchMember(req *kmsg.OffsetFetchRequestGroup) int16 {

@@ -133,19 +133,28 @@ func (g *consumerGroup) validateDelete() int16 {
 	return 0
 }
 
-// validateOffsetCommit follows Kafka's ConsumerGroup: a commit without a
-// member epoch is only accepted while the group is empty; a member's commit
-// must carry its current epoch (STALE_MEMBER_EPOCH otherwise). The epoch
-// arrives in the request's generation field.
-func (g *consumerGroup) validateOffsetCommit(memberID string, _ *string, memberEpoch int32) int16 {
-	if memberEpoch < 0 && len(g.members) == 0 {
+// validateOffsetCommit is Kafka's ConsumerGroup.validateOffsetCommit: a
+// commit without a member epoch is accepted while the group has no members,
+// and a transactional one naming no member, epoch or instance at any time
+// (TxnOffsetCommit before v3 cannot name them). Otherwise the member must
+// exist, commit with OffsetCommit v9+ unless transactional, and carry its
+// current epoch (STALE_MEMBER_EPOCH). The epoch arrives in the generation
+// field.
+func (g *consumerGroup) validateOffsetCommit(c offsetCommitter) int16 {
+	if c.generation < 0 && len(g.members) == 0 {
 		return 0
 	}
-	m := g.members[memberID]
+	if c.transactional && c.generation == -1 && c.memberID == "" && c.instanceID == nil {
+		return 0
+	}
+	m := g.members[c.memberID]
 	if m == nil {
 		return kerr.UnknownMemberID.Code
 	}
-	if memberEpoch != m.memberEpoch {
+	if !c.transactional && c.version < 9 {
+		return kerr.UnsupportedVersion.Code // members of the consumer protocol commit with v9+
+	}
+	if c.generation != m.memberEpoch {
 		return kerr.StaleMemberEpoch.Code
 	}
 	return 0

@@ -116,10 +116,8 @@ func (s *shard) validateCommit(req *kmsg.OffsetCommitRequest) int16 {
 			return kerr.IllegalGeneration.Code
 		}
 	}
-	if cg, ok := g.(*consumerGroup); ok {
-		return cg.validateConsumerCommit(req)
-	}
-	return g.validateOffsetCommit(req.MemberID, req.InstanceID, req.Generation)
+	return g.validateOffsetCommit(offsetCommitter{memberID: req.MemberID, instanceID: req.InstanceID,
+		generation: req.Generation, version: req.Version})
 }
 
 // commitErrorCode maps a failed offsets append like appendErrorCode, except

@@ -97,7 +97,8 @@ func (s *shard) completeTxnOffsets(producerID int64, commit bool, nowMs int64) {
 
 // validateTxnOffsetCommit is Kafka's validateTransactionalOffsetCommit: a
 // group that does not exist is created by a commit without generation
-// (simple consumers); a member's commit must match the group's generation.
+// (simple consumers); otherwise the group validates the commit as
+// transactional, and a stale member epoch answers ILLEGAL_GENERATION.
 func (s *shard) validateTxnOffsetCommit(req *kmsg.TxnOffsetCommitRequest) int16 {
 	g := s.groups[req.Group]
 	if g == nil {
@@ -106,7 +107,8 @@ func (s *shard) validateTxnOffsetCommit(req *kmsg.TxnOffsetCommitRequest) int16 
 		}
 		return kerr.IllegalGeneration.Code
 	}
-	code := g.validateOffsetCommit(req.MemberID, req.InstanceID, req.Generation)
+	code := g.validateOffsetCommit(offsetCommitter{memberID: req.MemberID, instanceID: req.InstanceID,
+		generation: req.Generation, transactional: true, version: req.Version})
 	if code == kerr.StaleMemberEpoch.Code {
 		return kerr.IllegalGeneration.Code
 	}

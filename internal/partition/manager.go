@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -118,7 +119,7 @@ func (m *Manager) Reconcile(old, img *metadata.Image) error {
 	handoffs := map[log.TopicPartition]*handoff{}
 	for _, name := range img.TopicNames() {
 		t := img.Topic(name)
-		configChanged := old == nil || !sameConfigs(old.Configs(metadata.ResourceTopic, name), img.Configs(metadata.ResourceTopic, name))
+		configChanged := m.configsChanged(old, img, name)
 		var cfg *config.TopicConfig
 		cfgResolved := false
 		for _, pm := range t.Partitions {
@@ -187,7 +188,7 @@ func (m *Manager) Reconcile(old, img *metadata.Image) error {
 		}
 		m.deleteLocked(tp, p)
 	}
-	if err := m.reconcileFollowersLocked(img, handoffs); err != nil && firstErr == nil {
+	if err := m.reconcileFollowersLocked(old, img, handoffs); err != nil && firstErr == nil {
 		firstErr = err
 	}
 	// Logs on disk for topics that no longer exist (deleted while down),
@@ -240,6 +241,19 @@ func (m *Manager) deleteLocked(tp log.TopicPartition, p *Partition) {
 	if err := m.logs.Delete(tp); err != nil {
 		m.logger.Warn("delete log", "partition", tp, "err", err)
 	}
+}
+
+// configsChanged reports whether topic's effective configuration may differ
+// between old and img: its own overrides changed, or the dynamic broker
+// configs it inherits (this node's, or the cluster-wide defaults).
+func (m *Manager) configsChanged(old, img *metadata.Image, topic string) bool {
+	if old == nil {
+		return true
+	}
+	node := strconv.Itoa(int(m.nodeID))
+	return !sameConfigs(old.Configs(metadata.ResourceTopic, topic), img.Configs(metadata.ResourceTopic, topic)) ||
+		!sameConfigs(old.Configs(metadata.ResourceBroker, node), img.Configs(metadata.ResourceBroker, node)) ||
+		!sameConfigs(old.Configs(metadata.ResourceBroker, ""), img.Configs(metadata.ResourceBroker, ""))
 }
 
 func sameConfigs(a, b map[string]string) bool {

@@ -87,10 +87,12 @@ func (m *Manager) retireFollowerLocked(tp log.TopicPartition) *handoff {
 }
 
 // reconcileFollowersLocked hosts as followers the partitions of img this
-// node is a replica of but does not lead, and drops the rest. A follower
+// node is a replica of but does not lead, and drops the rest; a follower
+// whose topic or inherited broker configs changed since old takes the new
+// configuration. A follower
 // opened over the log of a partition this node just stopped leading takes
 // over its producer state from handoffs.
-func (m *Manager) reconcileFollowersLocked(img *metadata.Image, handoffs map[log.TopicPartition]*handoff) error {
+func (m *Manager) reconcileFollowersLocked(old, img *metadata.Image, handoffs map[log.TopicPartition]*handoff) error {
 	if m.mu.followers == nil {
 		m.mu.followers = map[log.TopicPartition]*Partition{}
 	}
@@ -127,6 +129,10 @@ func (m *Manager) reconcileFollowersLocked(img *metadata.Image, handoffs map[log
 					continue
 				}
 				m.mu.followers[tp] = p
+			} else if m.configsChanged(old, img, name) {
+				cfg := m.topicConfig(img, name)
+				p.Log.UpdateConfig(LogConfig(cfg))
+				p.config.Store(cfg)
 			}
 			if err := p.UpdateReplicaState(LeaderState{NodeID: m.nodeID, Leader: pm.Leader, LeaderEpoch: pm.LeaderEpoch,
 				PartitionEpoch: pm.PartitionEpoch, Replicas: pm.Replicas, ISR: pm.ISR}); err != nil && firstErr == nil {

@@ -196,6 +196,7 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 		Quorum:         n.quorum,
 		MetadataLeader: n.metadata.Leader,
 		Logger:         logging.component("api"),
+		Loggers:        logging,
 		Now:            time.Now,
 	}
 	n.partitions = partition.NewManager(cfg.NodeID, logs, n.topicConfig, []string{controller.MetadataTopic}, logging.component("log"))
