@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-streaming/samsa/internal/authz"
@@ -138,6 +139,9 @@ type topicAuthorizer struct {
 	c       *call
 	op      authz.Operation
 	answers map[string]bool
+	// quiet leaves denials unlogged (still counted), for listings that
+	// leave unauthorized resources out silently.
+	quiet bool
 }
 
 // topicChecker returns a checker of op on topics for the request.
@@ -156,7 +160,12 @@ func (t *topicAuthorizer) allowed(topic string) bool {
 	if t.answers == nil {
 		t.answers = map[string]bool{}
 	}
-	ok := t.b.authorize(t.c, t.op, resTopic, topic)
+	var ok bool
+	if t.quiet {
+		ok = t.b.authorizeQuiet(t.c, t.op, resTopic, topic)
+	} else {
+		ok = t.b.authorize(t.c, t.op, resTopic, topic)
+	}
 	t.answers[topic] = ok
 	return ok
 }
@@ -194,4 +203,80 @@ func (b *Broker) denied(c *call, principal, host string, op authz.Operation, res
 func (b *Broker) auditACLChange(c *call, action string, count int) {
 	b.Logger.Info("acl change", "action", action, "acls", count, "principal", c.principal(), "host", c.host(),
 		"listener", c.req.Conn.Listener)
+}
+
+// produceErrorResponse answers every partition of req with err, as Kafka's
+// ProduceRequest.getErrorResponse does.
+func produceErrorResponse(req *kmsg.ProduceRequest, err *kerr.Error) *kmsg.ProduceResponse {
+	resp := kmsg.NewPtrProduceResponse()
+	for _, rt := range req.Topics {
+		st := kmsg.NewProduceResponseTopic()
+		st.Topic = rt.Topic
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewProduceResponseTopicPartition()
+			sp.Partition, sp.ErrorCode = rp.Partition, err.Code
+			sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = -1, -1, -1
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp
+}
+
+// authorizeFetch marks the fetch targets the principal may not read with
+// TOPIC_AUTHORIZATION_FAILED, as Kafka's handleFetchRequest: a follower
+// (replicaID >= 0) needs CLUSTER_ACTION on the cluster for every partition,
+// a consumer READ on each topic. Topics named by an unknown id stay
+// UNKNOWN_TOPIC_ID: without a name there is nothing to authorize.
+func (b *Broker) authorizeFetch(c *call, replicaID int32, targets []fetchTarget) {
+	if !b.authorizing() || len(targets) == 0 {
+		return
+	}
+	if replicaID >= 0 {
+		if !b.authorizeCluster(c, opClusterAction) {
+			for i := range targets {
+				targets[i].unknownTopicCode = kerr.TopicAuthorizationFailed.Code
+			}
+		}
+		return
+	}
+	readable := b.topicChecker(c, opRead)
+	for i := range targets {
+		t := &targets[i]
+		if t.topic != "" && !readable.allowed(t.topic) {
+			t.unknownTopicCode = kerr.TopicAuthorizationFailed.Code
+		}
+	}
+}
+
+// authorizeAutoCreate reports whether the principal may have the topic
+// created by a Metadata request: CREATE on the cluster, or on the topic.
+func (b *Broker) authorizeAutoCreate(c *call, topic string) bool {
+	return b.authorizeQuiet(c, opCreate, resCluster, clusterName) || b.authorize(c, opCreate, resTopic, topic)
+}
+
+// unauthorizedTopicMetadata is Kafka's answer for a topic the principal may
+// not describe: the name it was asked by (or the id, without a name), no
+// partitions.
+func unauthorizedTopicMetadata(rt kmsg.MetadataRequestTopic) kmsg.MetadataResponseTopic {
+	mt := kmsg.NewMetadataResponseTopic()
+	mt.Topic = rt.Topic
+	if rt.Topic == nil {
+		mt.TopicID = rt.TopicID
+	}
+	mt.ErrorCode = kerr.TopicAuthorizationFailed.Code
+	mt.AuthorizedOperations = authorizedOperationsOmitted
+	mt.Partitions = []kmsg.MetadataResponseTopicPartition{}
+	return mt
+}
+
+// fillTopicAuthorizedOperations sets the KIP-430 bits of every topic the
+// response describes without error.
+func (b *Broker) fillTopicAuthorizedOperations(c *call, resp *kmsg.MetadataResponse) {
+	for i := range resp.Topics {
+		mt := &resp.Topics[i]
+		if mt.ErrorCode == 0 && mt.Topic != nil {
+			mt.AuthorizedOperations = b.authorizedOperations(c, resTopic, *mt.Topic, authz.TopicOperations)
+		}
+	}
 }
