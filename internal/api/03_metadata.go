@@ -24,7 +24,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/samsa-streaming/samsa/internal/authz"
 	"github.com/samsa-streaming/samsa/internal/controller"
 	"github.com/samsa-streaming/samsa/internal/metadata"
 )
@@ -43,7 +42,7 @@ func handleMetadata(b *Broker, c *call, r kmsg.Request) {
 	resp.Brokers = brokerList(img, c.req.Conn.Listener)
 
 	if c.version >= 8 && c.version <= 10 && req.IncludeClusterAuthorizedOperations {
-		resp.AuthorizedOperations = b.authorizedOperations(c, resCluster, clusterName, authz.ClusterOperations)
+		resp.AuthorizedOperations = b.clusterAuthorizedOperations(c)
 	}
 	if c.version >= 8 && req.IncludeTopicAuthorizedOperations {
 		c.amend = func(r kmsg.Response) { b.fillTopicAuthorizedOperations(c, r.(*kmsg.MetadataResponse)) }

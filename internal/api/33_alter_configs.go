@@ -26,6 +26,7 @@ func init() {
 
 func handleAlterConfigs(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.AlterConfigsRequest)
+	b.authorizeAlterConfigs(c, req)
 	if b.forwarded(c, req) {
 		return
 	}

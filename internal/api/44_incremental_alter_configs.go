@@ -24,6 +24,7 @@ func init() {
 
 func handleIncrementalAlterConfigs(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.IncrementalAlterConfigsRequest)
+	b.authorizeIncrementalAlterConfigs(c, req)
 	if b.forwarded(c, req) {
 		return
 	}
