@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-streaming/samsa/internal/authz"
+	"github.com/samsa-streaming/samsa/internal/metadata"
 )
 
 // authorizeDeleteGroups needs DELETE on each group.
@@ -103,7 +104,7 @@ func (b *Broker) authorizeOffsetCommit(c *call, req *kmsg.OffsetCommitRequest) b
 	readable := b.topicChecker(c, opRead)
 	var denied []kmsg.OffsetCommitRequestTopic
 	req.Topics = slices.DeleteFunc(req.Topics, func(t kmsg.OffsetCommitRequestTopic) bool {
-		if readable.allowed(t.Topic) {
+		if name, known := b.topicNameOf(t.Topic, t.TopicID); !known || readable.allowed(name) {
 			return false
 		}
 		denied = append(denied, t)
@@ -145,13 +146,17 @@ func (b *Broker) authorizeOffsetFetch(c *call, req *kmsg.OffsetFetchRequest) {
 	describable := b.topicChecker(c, opDescribe)
 	filterTopics := func(topics []kmsg.OffsetFetchResponseGroupTopic, named bool) []kmsg.OffsetFetchResponseGroupTopic {
 		return slices.DeleteFunc(topics, func(t kmsg.OffsetFetchResponseGroupTopic) bool {
+			name, known := b.topicNameOf(t.Topic, t.TopicID)
+			if !known {
+				return false
+			}
 			if !named {
 				describable.quiet = true
-				ok := describable.allowed(t.Topic)
+				ok := describable.allowed(name)
 				describable.quiet = false
 				return !ok
 			}
-			if !describable.allowed(t.Topic) {
+			if !describable.allowed(name) {
 				for i := range t.Partitions {
 					p := &t.Partitions[i]
 					p.ErrorCode, p.Offset, p.LeaderEpoch, p.Metadata = kerr.TopicAuthorizationFailed.Code, -1, -1, strptr("")
@@ -305,4 +310,17 @@ func joinNames(names []string) string {
 		out += n
 	}
 	return out + "]"
+}
+
+// topicNameOf is the name of a topic a request names by name or, in newer
+// versions, by id; known is false for an id the image does not have, which
+// the handler answers UNKNOWN_TOPIC_ID without anything to authorize.
+func (b *Broker) topicNameOf(name string, id [16]byte) (string, bool) {
+	if name != "" || id == [16]byte{} {
+		return name, true
+	}
+	if t := b.Image().TopicByID(metadata.UUID(id)); t != nil {
+		return t.Name, true
+	}
+	return "", false
 }
