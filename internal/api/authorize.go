@@ -135,10 +135,15 @@ func (b *Broker) authorizeByResourceType(c *call, op authz.Operation, resourceTy
 // topicAuthorizer answers many topic checks of one request from one index
 // and remembers each topic's answer.
 type topicAuthorizer struct {
-	b       *Broker
-	c       *call
-	op      authz.Operation
-	answers map[string]bool
+	b  *Broker
+	c  *call
+	op authz.Operation
+	// first and firstAllowed remember the first topic's answer, so the
+	// common one-topic request allocates no map.
+	first        string
+	firstAllowed bool
+	checked      bool
+	answers      map[string]bool
 	// quiet leaves denials unlogged (still counted), for listings that
 	// leave unauthorized resources out silently.
 	quiet bool
@@ -154,17 +159,24 @@ func (t *topicAuthorizer) allowed(topic string) bool {
 	if t.b.Authorization == nil {
 		return true
 	}
+	if t.checked && t.first == topic {
+		return t.firstAllowed
+	}
 	if ok, seen := t.answers[topic]; seen {
 		return ok
-	}
-	if t.answers == nil {
-		t.answers = map[string]bool{}
 	}
 	var ok bool
 	if t.quiet {
 		ok = t.b.authorizeQuiet(t.c, t.op, resTopic, topic)
 	} else {
 		ok = t.b.authorize(t.c, t.op, resTopic, topic)
+	}
+	if !t.checked {
+		t.first, t.firstAllowed, t.checked = topic, ok, true
+		return ok
+	}
+	if t.answers == nil {
+		t.answers = map[string]bool{}
 	}
 	t.answers[topic] = ok
 	return ok
