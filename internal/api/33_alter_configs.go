@@ -20,13 +20,12 @@ import (
 )
 
 func init() {
-	register(33, 0, 2, handleAlterConfigs)
-	registerController(33, 0, 2, handleAlterConfigs)
+	register(33, 0, 2, authorizingAlterConfigs(handleAlterConfigs))
+	registerController(33, 0, 2, authorizingAlterConfigs(handleAlterConfigs))
 }
 
 func handleAlterConfigs(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.AlterConfigsRequest)
-	b.authorizeAlterConfigs(c, req)
 	if b.forwarded(c, req) {
 		return
 	}

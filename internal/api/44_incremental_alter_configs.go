@@ -18,13 +18,12 @@ import (
 )
 
 func init() {
-	register(44, 0, 1, handleIncrementalAlterConfigs)
-	registerController(44, 0, 1, handleIncrementalAlterConfigs)
+	register(44, 0, 1, authorizingIncrementalAlterConfigs(handleIncrementalAlterConfigs))
+	registerController(44, 0, 1, authorizingIncrementalAlterConfigs(handleIncrementalAlterConfigs))
 }
 
 func handleIncrementalAlterConfigs(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.IncrementalAlterConfigsRequest)
-	b.authorizeIncrementalAlterConfigs(c, req)
 	if b.forwarded(c, req) {
 		return
 	}

@@ -279,3 +279,21 @@ func (b *Broker) authorizeCreatePartitions(c *call, req *kmsg.CreatePartitionsRe
 		}
 	}
 }
+
+// authorizingAlterConfigs runs the AlterConfigs handler on the resources
+// the principal may alter, the denied ones answered beside its answer.
+func authorizingAlterConfigs(handle func(b *Broker, c *call, r kmsg.Request)) func(b *Broker, c *call, r kmsg.Request) {
+	return func(b *Broker, c *call, r kmsg.Request) {
+		b.authorizeAlterConfigs(c, r.(*kmsg.AlterConfigsRequest))
+		handle(b, c, r)
+	}
+}
+
+// authorizingIncrementalAlterConfigs is authorizingAlterConfigs for
+// IncrementalAlterConfigs.
+func authorizingIncrementalAlterConfigs(handle func(b *Broker, c *call, r kmsg.Request)) func(b *Broker, c *call, r kmsg.Request) {
+	return func(b *Broker, c *call, r kmsg.Request) {
+		b.authorizeIncrementalAlterConfigs(c, r.(*kmsg.IncrementalAlterConfigsRequest))
+		handle(b, c, r)
+	}
+}
