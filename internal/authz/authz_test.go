@@ -188,3 +188,39 @@ func BenchmarkAuthorize(b *testing.B) {
 		}
 	})
 }
+
+// Checks run while the index is replaced see either the old or the new
+// ACLs, never a mix, and take no lock (run with -race).
+func TestAuthorizerReplaceWhileChecking(t *testing.T) {
+	a := New(Settings{})
+	grant := lit(ResourceTopic, "t", "User:a", Wildcard, OpRead, PermissionAllow)
+	deny := grant
+	deny.Permission = PermissionDeny
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 200 {
+			if i%2 == 0 {
+				a.Replace([]Binding{grant})
+			} else {
+				a.Replace([]Binding{grant, deny})
+			}
+		}
+	}()
+	for {
+		select {
+		case <-done:
+			a.Replace([]Binding{grant})
+			if !a.Authorize("User:a", "h", OpRead, ResourceTopic, "t") {
+				t.Fatal("the last index is not in use")
+			}
+			return
+		default:
+			ix := a.Index()
+			want := ix.Len() == 1
+			if got := ix.Authorize("User:a", "h", OpRead, ResourceTopic, "t"); got != want {
+				t.Fatalf("index of %d ACLs answered %v", ix.Len(), got)
+			}
+		}
+	}
+}
