@@ -1,9 +1,12 @@
 package server
 
 import (
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/IBM/sarama"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-streaming/samsa/internal/authz"
@@ -71,5 +74,48 @@ func TestAuthorizationDescribeClusterOperations(t *testing.T) {
 	want := int32(1<<authz.OpAlter | 1<<authz.OpDescribe | 1<<authz.OpIdempotentWrite)
 	if got := ops(); got != want {
 		t.Fatalf("with ALTER and IDEMPOTENT_WRITE: %b, want %b", got, want)
+	}
+}
+
+// ListTransactions lists only the transactional ids the principal may
+// describe, and DescribeTransactions denies the others.
+func TestAuthorizationListTransactionsFilters(t *testing.T) {
+	p := "User:ANONYMOUS"
+	env := newMatrixEnv(t, p)
+	denyDescribe := allow(p, authz.ResourceTransactionalID, "hidden-txn", authz.OpDescribe)
+	denyDescribe.Permission = authz.PermissionDeny
+	env.setACLs([]authz.Binding{
+		allow(p, authz.ResourceTransactionalID, "seen-txn", authz.OpWrite),
+		allow(p, authz.ResourceTransactionalID, "hidden-txn", authz.OpWrite),
+		denyDescribe,
+	})
+	// FindCoordinator creates __transaction_state, as a client's first
+	// request does; hidden-txn may not even find its coordinator.
+	if code := findCoordinatorCode(env.send(findCoordinator(1, "hidden-txn"))); code != kerr.TransactionalIDAuthorizationFailed.Code {
+		t.Fatalf("FindCoordinator for hidden-txn: %v", kerr.ErrorForCode(code))
+	}
+	eventually(t, 30*time.Second, "a transaction coordinator", func() bool {
+		return findCoordinatorCode(env.send(findCoordinator(1, "seen-txn"))) == 0
+	})
+	for _, id := range []string{"seen-txn", "hidden-txn"} {
+		eventually(t, 30*time.Second, "InitProducerId for "+id, func() bool {
+			req := kmsg.NewPtrInitProducerIDRequest()
+			req.TransactionalID, req.TransactionTimeoutMillis = strp(id), 60000
+			return env.send(req).(*kmsg.InitProducerIDResponse).ErrorCode == 0
+		})
+	}
+	resp := env.send(kmsg.NewPtrListTransactionsRequest()).(*kmsg.ListTransactionsResponse)
+	var listed []string
+	for _, st := range resp.TransactionStates {
+		listed = append(listed, st.TransactionalID)
+	}
+	if resp.ErrorCode != 0 || !slices.Equal(listed, []string{"seen-txn"}) {
+		t.Fatalf("ListTransactions: %v %v", kerr.ErrorForCode(resp.ErrorCode), listed)
+	}
+	dreq := kmsg.NewPtrDescribeTransactionsRequest()
+	dreq.TransactionalIDs = []string{"seen-txn", "hidden-txn"}
+	states := env.send(dreq).(*kmsg.DescribeTransactionsResponse).TransactionStates
+	if states[0].ErrorCode != 0 || states[1].ErrorCode != kerr.TransactionalIDAuthorizationFailed.Code {
+		t.Fatalf("DescribeTransactions: %v, %v", kerr.ErrorForCode(states[0].ErrorCode), kerr.ErrorForCode(states[1].ErrorCode))
 	}
 }
