@@ -25,6 +25,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -58,7 +59,7 @@ func defaultOptions() options {
 		e2eMBps:           50,
 		manyPartitions:    1000,
 		manyPartitionRate: 5,
-		workloadIDs:       "a,b,c,d,e,f,g",
+		workloadIDs:       "a,b,c,d,e,f,g,h,i",
 		targets:           []string{roleSamsa, roleKfake},
 		workDir:           os.TempDir(),
 	}
@@ -106,7 +107,7 @@ func parseFlags(args []string) (options, error) {
 	fs.Float64Var(&o.e2eMBps, "e2e-mbps", o.e2eMBps, "produce rate of the end-to-end workload e, MB/s")
 	fs.IntVar(&o.manyPartitions, "partitions", o.manyPartitions, "partitions of workload f")
 	fs.Float64Var(&o.manyPartitionRate, "partition-rate", o.manyPartitionRate, "records/s per partition in workload f")
-	fs.StringVar(&o.workloadIDs, "workloads", o.workloadIDs, "comma-separated workloads to run (a to g)")
+	fs.StringVar(&o.workloadIDs, "workloads", o.workloadIDs, "comma-separated workloads to run (a to i)")
 	fs.StringVar(&targets, "targets", strings.Join(o.targets, ","), "brokers to compare: samsa, kfake")
 	fs.StringVar(&o.workDir, "workdir", o.workDir, "directory for broker data and probe files")
 	fs.StringVar(&o.profileDir, "profile", "", "write Samsa's CPU, alloc, mutex and block profiles per workload under this directory")
@@ -239,7 +240,7 @@ func runOnce(ctx context.Context, o *options, w workload, target string, log io.
 	}
 	var overrides []string
 	if target == roleSamsa {
-		overrides = o.samsaOverrides
+		overrides = append(slices.Clone(o.samsaOverrides), w.samsaOverrides...)
 	}
 	b, err := startBroker(target, o.workDir, profileDir, overrides)
 	if err != nil {

@@ -28,6 +28,8 @@ type workload struct {
 	title   string
 	metrics []metric
 	run     func(ctx context.Context, env *runEnv) (sample, error)
+	// samsaOverrides are broker configs the workload adds on Samsa.
+	samsaOverrides []string
 }
 
 // sample is one run's figures by metric key. recordsKey counts what flowed
@@ -119,7 +121,7 @@ func workloads(o *options) []workload {
 	// offer ten times as much: the overload for bounded RSS.
 	overload := produceA
 	overload.producers = 10
-	return []workload{
+	return append([]workload{
 		{id: "a", title: "produce 1 KiB, acks=1, 1 producer, 12 partitions, linger 5 ms",
 			metrics: produceMetrics(), run: produceA.run},
 		{id: "b", title: "produce 1 KiB, acks=all (idempotent), 1 producer, 12 partitions, linger 5 ms",
@@ -158,7 +160,7 @@ func workloads(o *options) []workload {
 			}, run: runManyPartitions},
 		{id: "g", title: "overload: 10 producers as fast as possible, 1 KiB, acks=1, 12 partitions",
 			metrics: produceMetrics(), run: overload.run},
-	}
+	}, aclWorkloads()...)
 }
 
 // phase measures the broker's CPU time and peak RSS over part of a run.

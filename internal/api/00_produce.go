@@ -110,6 +110,11 @@ func handleProduce(b *Broker, c *call, r kmsg.Request) {
 func produce(b *Broker, c *call, req *kmsg.ProduceRequest) {
 	prepared, _ := c.req.Prepared.(*preparedProduce)
 	resp := kmsg.NewPtrProduceResponse()
+	if req.TransactionID != nil && *req.TransactionID != "" && !b.authorize(c, opWrite, resTransactionalID, *req.TransactionID) {
+		b.replyProduce(c, req, produceErrorResponse(req, kerr.TransactionalIDAuthorizationFailed))
+		return
+	}
+	writable := b.topicChecker(c, opWrite)
 	validAcks := req.Acks == 0 || req.Acks == 1 || req.Acks == -1
 	now := b.Now().UnixMilli()
 	resp.Topics = make([]kmsg.ProduceResponseTopic, 0, len(req.Topics))
@@ -124,6 +129,8 @@ func produce(b *Broker, c *call, req *kmsg.ProduceRequest) {
 			sp.LogAppendTime = -1
 			sp.LogStartOffset = -1
 			switch {
+			case !writable.allowed(rt.Topic):
+				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
 			case !validAcks:
 				sp.ErrorCode = kerr.InvalidRequiredAcks.Code
 			case controller.IsInternalTopic(rt.Topic):

@@ -98,6 +98,7 @@ func handleFetch(b *Broker, c *call, r kmsg.Request) {
 		c.req.Respond(fetchErrorResponse(c.version, sessionErr.Code))
 		return
 	}
+	b.authorizeFetch(c, fetchReplicaID(c.version, req), targets)
 	op := &fetchOp{
 		b: b, c: c, req: req, targets: targets, session: session,
 		readCommitted: c.version >= 4 && req.IsolationLevel == 1,

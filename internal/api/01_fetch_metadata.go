@@ -48,6 +48,10 @@ func init() { registerController(1, 12, 12, handleMetadataFetch) }
 
 func handleMetadataFetch(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.FetchRequest)
+	if !b.authorizeCluster(c, opClusterAction) {
+		c.reply(clusterDeniedResponse(req, c.version))
+		return
+	}
 	offset, ok := metadataFetchOffset(req)
 	if !ok || b.Quorum == nil {
 		c.reply(metadataFetchResponse(req, nil, quorum.Committed{}, nil))

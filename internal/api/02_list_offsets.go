@@ -30,6 +30,7 @@ func handleListOffsets(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.ListOffsetsRequest)
 	resp := kmsg.NewPtrListOffsetsResponse()
 	readCommitted := c.version >= 2 && req.IsolationLevel == 1
+	describable := b.topicChecker(c, opDescribe)
 	for _, rt := range req.Topics {
 		st := kmsg.NewListOffsetsResponseTopic()
 		st.Topic = rt.Topic
@@ -39,6 +40,11 @@ func handleListOffsets(b *Broker, c *call, r kmsg.Request) {
 			sp.Timestamp = -1
 			sp.Offset = -1
 			sp.LeaderEpoch = -1
+			if !describable.allowed(rt.Topic) {
+				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+				st.Partitions = append(st.Partitions, sp)
+				continue
+			}
 			p := b.Partitions.Get(rt.Topic, rp.Partition)
 			if p == nil {
 				sp.ErrorCode = notHostedError(b, rt.Topic, rp.Partition).Code

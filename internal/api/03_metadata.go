@@ -13,6 +13,12 @@ package api
 //   - v10+ carries topic ids; v12 may look topics up by id.
 //   - Brokers are listed with the advertised endpoint of the listener the
 //     request arrived on.
+//   - Authorization (Kafka's handleTopicMetadataRequest): topics the
+//     principal may not DESCRIBE are left out of an all-topics answer and
+//     answer TOPIC_AUTHORIZATION_FAILED when named (by id: the id without
+//     the name), whether or not they exist; auto-creation needs CREATE on
+//     the cluster or the topic, else TOPIC_AUTHORIZATION_FAILED. The
+//     KIP-430 authorized operations are filled when requested (v8+).
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -35,10 +41,20 @@ func handleMetadata(b *Broker, c *call, r kmsg.Request) {
 	resp.ControllerID = b.controllerIDForClients()
 	resp.Brokers = brokerList(img, c.req.Conn.Listener)
 
+	if c.version >= 8 && c.version <= 10 && req.IncludeClusterAuthorizedOperations {
+		resp.AuthorizedOperations = b.clusterAuthorizedOperations(c)
+	}
+	if c.version >= 8 && req.IncludeTopicAuthorizedOperations {
+		c.amend = func(r kmsg.Response) { b.fillTopicAuthorizedOperations(c, r.(*kmsg.MetadataResponse)) }
+	}
+	describable := b.topicChecker(c, opDescribe)
 	allTopics := req.Topics == nil || (c.version == 0 && len(req.Topics) == 0)
 	if allTopics {
+		describable.quiet = true
 		for _, name := range img.TopicNames() {
-			resp.Topics = append(resp.Topics, topicMetadata(img.Topic(name)))
+			if describable.allowed(name) {
+				resp.Topics = append(resp.Topics, topicMetadata(img.Topic(name)))
+			}
 		}
 		c.reply(resp)
 		return
@@ -64,6 +80,10 @@ func handleMetadata(b *Broker, c *call, r kmsg.Request) {
 				continue
 			}
 		}
+		if t != nil && !describable.allowed(t.Name) || t == nil && rt.Topic != nil && !describable.allowed(name) {
+			resp.Topics = append(resp.Topics, unauthorizedTopicMetadata(rt))
+			continue
+		}
 		if t != nil {
 			resp.Topics = append(resp.Topics, topicMetadata(t))
 			continue
@@ -74,6 +94,8 @@ func handleMetadata(b *Broker, c *call, r kmsg.Request) {
 		switch {
 		case controller.ValidateTopicName(name) != nil:
 			mt.ErrorCode = kerr.InvalidTopicException.Code
+		case allowAuto && b.Config().AutoCreateTopicsEnable && !controller.IsInternalTopic(name) && !b.authorizeAutoCreate(c, name):
+			mt.ErrorCode = kerr.TopicAuthorizationFailed.Code
 		case allowAuto && b.Config().AutoCreateTopicsEnable && !controller.IsInternalTopic(name):
 			toCreate = append(toCreate, controller.CreateTopic{Name: name, NumPartitions: -1, ReplicationFactor: -1})
 			createIndex = append(createIndex, len(resp.Topics))

@@ -22,6 +22,9 @@ import (
 func init() { register(8, 2, 10, handleOffsetCommit) }
 
 func handleOffsetCommit(b *Broker, c *call, r kmsg.Request) {
+	if !b.authorizeOffsetCommit(c, r.(*kmsg.OffsetCommitRequest)) {
+		return
+	}
 	offHandler(func() {
 		b.Groups.OffsetCommit(r.(*kmsg.OffsetCommitRequest), func(resp *kmsg.OffsetCommitResponse) { c.reply(resp) })
 	})

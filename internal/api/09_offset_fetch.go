@@ -16,6 +16,7 @@ import (
 func init() { register(9, 1, 10, handleOffsetFetch) }
 
 func handleOffsetFetch(b *Broker, c *call, r kmsg.Request) {
+	b.authorizeOffsetFetch(c, r.(*kmsg.OffsetFetchRequest))
 	offHandler(func() {
 		b.Groups.OffsetFetch(r.(*kmsg.OffsetFetchRequest), func(resp *kmsg.OffsetFetchResponse) { c.reply(resp) })
 	})

@@ -66,6 +66,12 @@ func handleFindCoordinator(b *Broker, c *call, r kmsg.Request) {
 func (b *Broker) findCoordinator(c *call, keyType int8, key string) coordinatorAnswer {
 	none := coordinatorAnswer{nodeID: -1, port: -1}
 	switch {
+	case keyType == 0 && !b.authorize(c, opDescribe, resGroup, key):
+		none.errorCode = kerr.GroupAuthorizationFailed.Code
+		return none
+	case keyType == 1 && !b.authorize(c, opDescribe, resTransactionalID, key):
+		none.errorCode = kerr.TransactionalIDAuthorizationFailed.Code
+		return none
 	case key == "":
 		none.errorCode = kerr.InvalidRequest.Code
 		none.message = "coordinator key is empty"

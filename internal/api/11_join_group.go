@@ -13,6 +13,7 @@ package api
 //     INVALID_SESSION_TIMEOUT; a full group GROUP_MAX_SIZE_REACHED.
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-streaming/samsa/internal/group"
@@ -21,6 +22,12 @@ import (
 func init() { register(11, 0, 9, handleJoinGroup) }
 
 func handleJoinGroup(b *Broker, c *call, r kmsg.Request) {
+	if req := r.(*kmsg.JoinGroupRequest); !b.authorize(c, opRead, resGroup, req.Group) {
+		resp := kmsg.NewPtrJoinGroupResponse()
+		resp.ErrorCode, resp.Generation = kerr.GroupAuthorizationFailed.Code, -1
+		c.reply(resp)
+		return
+	}
 	client := group.Client{Host: group.ClientHost(c.req.Conn.RemoteAddr)}
 	if c.req.ClientID != nil {
 		client.ID = *c.req.ClientID

@@ -13,6 +13,7 @@ import (
 func init() { register(15, 0, 5, handleDescribeGroups) }
 
 func handleDescribeGroups(b *Broker, c *call, r kmsg.Request) {
+	b.authorizeDescribeGroups(c, r.(*kmsg.DescribeGroupsRequest))
 	offHandler(func() {
 		b.Groups.DescribeGroups(r.(*kmsg.DescribeGroupsRequest), func(resp *kmsg.DescribeGroupsResponse) { c.reply(resp) })
 	})

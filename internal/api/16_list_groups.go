@@ -13,6 +13,7 @@ import (
 func init() { register(16, 0, 5, handleListGroups) }
 
 func handleListGroups(b *Broker, c *call, r kmsg.Request) {
+	b.authorizeListGroups(c)
 	offHandler(func() {
 		b.Groups.ListGroups(r.(*kmsg.ListGroupsRequest), func(resp *kmsg.ListGroupsResponse) { c.reply(resp) })
 	})

@@ -26,6 +26,7 @@ func init() {
 
 func handleDeleteTopics(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.DeleteTopicsRequest)
+	b.authorizeDeleteTopics(c, req)
 	if b.forwarded(c, req) {
 		return
 	}

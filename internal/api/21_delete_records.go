@@ -9,6 +9,7 @@ package api
 //     watermark (log start offset).
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -17,6 +18,7 @@ func init() { register(21, 0, 2, handleDeleteRecords) }
 func handleDeleteRecords(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.DeleteRecordsRequest)
 	resp := kmsg.NewPtrDeleteRecordsResponse()
+	deletable := b.topicChecker(c, opDelete)
 	for _, rt := range req.Topics {
 		st := kmsg.NewDeleteRecordsResponseTopic()
 		st.Topic = rt.Topic
@@ -25,7 +27,9 @@ func handleDeleteRecords(b *Broker, c *call, r kmsg.Request) {
 			sp.Partition = rp.Partition
 			sp.LowWatermark = -1
 			p := b.Partitions.Get(rt.Topic, rp.Partition)
-			if p == nil {
+			if !deletable.allowed(rt.Topic) {
+				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+			} else if p == nil {
 				sp.ErrorCode = notHostedError(b, rt.Topic, rp.Partition).Code
 			} else if low, kerrCode := p.DeleteRecordsBefore(rp.Offset); kerrCode != nil {
 				sp.ErrorCode = kerrCode.Code

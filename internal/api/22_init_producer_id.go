@@ -62,6 +62,11 @@ func handleInitProducerID(b *Broker, c *call, r kmsg.Request) {
 	resp := kmsg.NewPtrInitProducerIDResponse()
 	resp.ProducerID = -1
 	resp.ProducerEpoch = -1
+	if code := b.authorizeInitProducerID(c, req); code != nil {
+		resp.ErrorCode = code.Code
+		c.reply(resp)
+		return
+	}
 	if req.TransactionalID != nil {
 		initTransactionalProducer(b, c, req, resp)
 		return

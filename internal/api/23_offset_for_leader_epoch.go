@@ -10,6 +10,7 @@ package api
 //   - current_leader_epoch is checked as in Fetch.
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -18,6 +19,11 @@ func init() { register(23, 2, 4, handleOffsetForLeaderEpoch) }
 func handleOffsetForLeaderEpoch(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.OffsetForLeaderEpochRequest)
 	resp := kmsg.NewPtrOffsetForLeaderEpochResponse()
+	if c.version >= 3 && req.ReplicaID >= 0 && !b.authorizeCluster(c, opClusterAction) {
+		c.reply(clusterDeniedResponse(req, c.version))
+		return
+	}
+	describable := b.topicChecker(c, opDescribe)
 	for _, rt := range req.Topics {
 		st := kmsg.NewOffsetForLeaderEpochResponseTopic()
 		st.Topic = rt.Topic
@@ -28,6 +34,8 @@ func handleOffsetForLeaderEpoch(b *Broker, c *call, r kmsg.Request) {
 			sp.EndOffset = -1
 			p := b.Partitions.Get(rt.Topic, rp.Partition)
 			switch {
+			case !describable.allowed(rt.Topic):
+				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
 			case p == nil:
 				sp.ErrorCode = notHostedError(b, rt.Topic, rp.Partition).Code
 			case checkLeaderEpoch(p, rp.CurrentLeaderEpoch) != 0:

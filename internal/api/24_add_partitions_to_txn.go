@@ -48,8 +48,16 @@ func handleAddPartitionsToTxn(b *Broker, c *call, r kmsg.Request) {
 
 func addPartitionsToTxn(b *Broker, c *call, req *kmsg.AddPartitionsToTxnRequest) {
 	resp := kmsg.NewPtrAddPartitionsToTxnResponse()
+	if c.version >= 4 && !b.authorizeCluster(c, opClusterAction) {
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		c.reply(resp)
+		return
+	}
 	if c.version < 4 {
-		codes := b.addPartitions(req.TransactionalID, req.ProducerID, req.ProducerEpoch, topicsOf(req.Topics), false, txn.TV0)
+		codes := b.authorizeAddPartitions(c, req.TransactionalID, req.Topics)
+		if codes == nil {
+			codes = b.addPartitions(req.TransactionalID, req.ProducerID, req.ProducerEpoch, topicsOf(req.Topics), false, txn.TV0)
+		}
 		for _, t := range req.Topics {
 			rt := kmsg.NewAddPartitionsToTxnResponseTopic()
 			rt.Topic = t.Topic
@@ -68,7 +76,10 @@ func addPartitionsToTxn(b *Broker, c *call, req *kmsg.AddPartitionsToTxnRequest)
 		for _, t := range tr.Topics {
 			topics = append(topics, kmsg.AddPartitionsToTxnRequestTopic{Topic: t.Topic, Partitions: t.Partitions})
 		}
-		codes := b.addPartitions(tr.TransactionalID, tr.ProducerID, tr.ProducerEpoch, topicsOf(topics), tr.VerifyOnly, txn.TV2)
+		codes := b.authorizeAddPartitions(c, tr.TransactionalID, topics)
+		if codes == nil {
+			codes = b.addPartitions(tr.TransactionalID, tr.ProducerID, tr.ProducerEpoch, topicsOf(topics), tr.VerifyOnly, txn.TV2)
+		}
 		rtr := kmsg.NewAddPartitionsToTxnResponseTransaction()
 		rtr.TransactionalID = tr.TransactionalID
 		for _, t := range tr.Topics {

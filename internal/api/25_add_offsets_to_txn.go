@@ -30,6 +30,10 @@ func handleAddOffsetsToTxn(b *Broker, c *call, r kmsg.Request) {
 func addOffsetsToTxn(b *Broker, c *call, req *kmsg.AddOffsetsToTxnRequest) {
 	resp := kmsg.NewPtrAddOffsetsToTxnResponse()
 	switch {
+	case !b.authorize(c, opWrite, resTransactionalID, req.TransactionalID):
+		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+	case !b.authorize(c, opRead, resGroup, req.Group):
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
 	case req.Group == "":
 		resp.ErrorCode = kerr.InvalidGroupID.Code
 	case b.Txn == nil:

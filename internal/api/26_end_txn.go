@@ -35,6 +35,11 @@ func handleEndTxn(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.EndTxnRequest)
 	resp := kmsg.NewPtrEndTxnResponse()
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
+	if !b.authorize(c, opWrite, resTransactionalID, req.TransactionalID) {
+		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+		c.reply(resp)
+		return
+	}
 	if b.Txn == nil {
 		resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
 		c.reply(resp)

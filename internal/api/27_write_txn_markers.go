@@ -40,6 +40,10 @@ import (
 func init() { register(27, 0, 2, handleWriteTxnMarkers) }
 
 func handleWriteTxnMarkers(b *Broker, c *call, r kmsg.Request) {
+	if !b.authorizeCluster(c, opClusterAction) {
+		c.reply(writeTxnMarkersErrors(r.(*kmsg.WriteTxnMarkersRequest), kerr.ClusterAuthorizationFailed))
+		return
+	}
 	b.WriteTxnMarkers(r.(*kmsg.WriteTxnMarkersRequest), func(resp *kmsg.WriteTxnMarkersResponse) { c.reply(resp) })
 }
 

@@ -45,6 +45,9 @@ func handleTxnOffsetCommit(b *Broker, c *call, r kmsg.Request) {
 
 func txnOffsetCommit(b *Broker, c *call, req *kmsg.TxnOffsetCommitRequest) {
 	respond := func(resp *kmsg.TxnOffsetCommitResponse) { c.reply(resp) }
+	if !b.authorizeTxnOffsetCommit(c, req) {
+		return
+	}
 	if req.Group != "" {
 		if code := b.verifyTxnOffsetCommit(req); code != nil {
 			resp := req.ResponseKind().(*kmsg.TxnOffsetCommitResponse)

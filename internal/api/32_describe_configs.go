@@ -35,6 +35,11 @@ func handleDescribeConfigs(b *Broker, c *call, r kmsg.Request) {
 		sr.ResourceType = rr.ResourceType
 		sr.ResourceName = rr.ResourceName
 		var entries []config.ConfigEntry
+		if code := b.authorizeConfigResource(c, opDescribeConfigs, rr.ResourceType, rr.ResourceName); code != nil {
+			sr.ErrorCode, sr.ErrorMessage = code.Code, strptr(code.Message)
+			resp.Resources = append(resp.Resources, sr)
+			continue
+		}
 		switch rr.ResourceType {
 		case kmsg.ConfigResourceTypeTopic:
 			if img.Topic(rr.ResourceName) == nil {

@@ -24,8 +24,8 @@ import (
 )
 
 func init() {
-	register(33, 0, 2, handleAlterConfigs)
-	registerController(33, 0, 2, handleAlterConfigs)
+	register(33, 0, 2, authorizingAlterConfigs(handleAlterConfigs))
+	registerController(33, 0, 2, authorizingAlterConfigs(handleAlterConfigs))
 }
 
 func handleAlterConfigs(b *Broker, c *call, r kmsg.Request) {

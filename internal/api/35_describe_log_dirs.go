@@ -19,6 +19,10 @@ func init() { register(35, 1, 4, handleDescribeLogDirs) }
 
 func handleDescribeLogDirs(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.DescribeLogDirsRequest)
+	if !b.authorizeCluster(c, opDescribe) {
+		c.reply(clusterDeniedResponse(req, c.version))
+		return
+	}
 	wanted := map[string]map[int32]bool{}
 	for _, t := range req.Topics {
 		ps := map[int32]bool{}

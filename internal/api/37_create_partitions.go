@@ -23,6 +23,7 @@ func init() {
 
 func handleCreatePartitions(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.CreatePartitionsRequest)
+	b.authorizeCreatePartitions(c, req)
 	if b.forwarded(c, req) {
 		return
 	}

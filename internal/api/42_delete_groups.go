@@ -14,6 +14,7 @@ import (
 func init() { register(42, 0, 2, handleDeleteGroups) }
 
 func handleDeleteGroups(b *Broker, c *call, r kmsg.Request) {
+	b.authorizeDeleteGroups(c, r.(*kmsg.DeleteGroupsRequest))
 	offHandler(func() {
 		b.Groups.DeleteGroups(r.(*kmsg.DeleteGroupsRequest), func(resp *kmsg.DeleteGroupsResponse) { c.reply(resp) })
 	})

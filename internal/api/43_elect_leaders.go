@@ -26,6 +26,10 @@ func init() {
 
 func handleElectLeaders(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.ElectLeadersRequest)
+	if !b.authorizeCluster(c, opAlter) {
+		c.reply(clusterDeniedResponse(req, c.version))
+		return
+	}
 	if b.forwarded(c, req) {
 		return
 	}

@@ -26,8 +26,8 @@ import (
 )
 
 func init() {
-	register(44, 0, 1, handleIncrementalAlterConfigs)
-	registerController(44, 0, 1, handleIncrementalAlterConfigs)
+	register(44, 0, 1, authorizingIncrementalAlterConfigs(handleIncrementalAlterConfigs))
+	registerController(44, 0, 1, authorizingIncrementalAlterConfigs(handleIncrementalAlterConfigs))
 }
 
 func handleIncrementalAlterConfigs(b *Broker, c *call, r kmsg.Request) {

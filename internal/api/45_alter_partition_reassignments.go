@@ -37,6 +37,10 @@ func init() {
 
 func handleAlterPartitionReassignments(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.AlterPartitionAssignmentsRequest)
+	if !b.authorizeCluster(c, opAlter) {
+		c.reply(clusterDeniedResponse(req, c.version))
+		return
+	}
 	if b.forwarded(c, req) {
 		return
 	}

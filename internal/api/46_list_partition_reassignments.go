@@ -25,6 +25,10 @@ func init() {
 
 func handleListPartitionReassignments(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.ListPartitionReassignmentsRequest)
+	if !b.authorizeCluster(c, opDescribe) {
+		c.reply(clusterDeniedResponse(req, c.version))
+		return
+	}
 	if b.forwarded(c, req) {
 		return
 	}

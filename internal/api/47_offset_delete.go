@@ -14,6 +14,9 @@ import (
 func init() { register(47, 0, 0, handleOffsetDelete) }
 
 func handleOffsetDelete(b *Broker, c *call, r kmsg.Request) {
+	if !b.authorizeOffsetDelete(c, r.(*kmsg.OffsetDeleteRequest)) {
+		return
+	}
 	offHandler(func() {
 		b.Groups.OffsetDelete(r.(*kmsg.OffsetDeleteRequest), func(resp *kmsg.OffsetDeleteResponse) { c.reply(resp) })
 	})

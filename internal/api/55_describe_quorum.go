@@ -29,6 +29,10 @@ func init() {
 
 func handleDescribeQuorum(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.DescribeQuorumRequest)
+	if !b.authorizeCluster(c, opDescribe) {
+		c.reply(clusterDeniedResponse(req, c.version))
+		return
+	}
 	if b.Quorum == nil {
 		if b.ForwardToController == nil {
 			c.reply(describeQuorumError(req, kerr.NotController.Code))

@@ -32,6 +32,10 @@ func init() { registerController(56, 0, 3, handleAlterPartition) }
 
 func handleAlterPartition(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.AlterPartitionRequest)
+	if !b.authorizeCluster(c, opClusterAction) {
+		c.reply(clusterDeniedResponse(req, c.version))
+		return
+	}
 	resp := kmsg.NewPtrAlterPartitionResponse()
 	img := b.Image()
 	var reqs []controller.AlterPartitionRequest

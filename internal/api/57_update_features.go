@@ -33,6 +33,10 @@ func init() {
 
 func handleUpdateFeatures(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.UpdateFeaturesRequest)
+	if !b.authorizeCluster(c, opAlter) {
+		c.reply(clusterDeniedResponse(req, c.version))
+		return
+	}
 	if b.forwarded(c, req) {
 		return
 	}

@@ -29,6 +29,10 @@ func init() { registerController(59, 0, 1, handleFetchSnapshot) }
 
 func handleFetchSnapshot(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.FetchSnapshotRequest)
+	if !b.authorizeCluster(c, opClusterAction) {
+		c.reply(clusterDeniedResponse(req, c.version))
+		return
+	}
 	resp := kmsg.NewPtrFetchSnapshotResponse()
 	snap := b.snapshots.current()
 	for _, rt := range req.Topics {

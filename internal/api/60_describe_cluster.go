@@ -46,6 +46,9 @@ func describeCluster(b *Broker, c *call, r kmsg.Request, served int8) {
 		return
 	}
 	resp.ClusterAuthorizedOperations = authorizedOperationsOmitted
+	if req.IncludeClusterAuthorizedOperations {
+		resp.ClusterAuthorizedOperations = b.clusterAuthorizedOperations(c)
+	}
 	if served == endpointTypeControllers {
 		resp.ControllerID = b.activeControllerID()
 		for _, v := range b.StaticConfig.ControllerQuorumVoters {

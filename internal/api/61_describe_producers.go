@@ -10,19 +10,28 @@ package api
 //   - A partition that does not exist answers UNKNOWN_TOPIC_OR_PARTITION,
 //     one led elsewhere NOT_LEADER_OR_FOLLOWER.
 
-import "github.com/twmb/franz-go/pkg/kmsg"
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
 
 func init() { register(61, 0, 0, handleDescribeProducers) }
 
 func handleDescribeProducers(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.DescribeProducersRequest)
 	resp := kmsg.NewPtrDescribeProducersResponse()
+	readable := b.topicChecker(c, opRead)
 	for _, t := range req.Topics {
 		rt := kmsg.NewDescribeProducersResponseTopic()
 		rt.Topic = t.Topic
 		for _, idx := range t.Partitions {
 			rp := kmsg.NewDescribeProducersResponseTopicPartition()
 			rp.Partition = idx
+			if !readable.allowed(t.Topic) {
+				rp.ErrorCode, rp.ErrorMessage = kerr.TopicAuthorizationFailed.Code, strptr(kerr.TopicAuthorizationFailed.Message)
+				rt.Partitions = append(rt.Partitions, rp)
+				continue
+			}
 			p := b.Partitions.Get(t.Topic, idx)
 			if p == nil {
 				code := notHostedError(b, t.Topic, idx)

@@ -23,6 +23,10 @@ func init() { registerController(62, 0, 4, handleBrokerRegistration) }
 
 func handleBrokerRegistration(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.BrokerRegistrationRequest)
+	if !b.authorizeCluster(c, opClusterAction) {
+		c.reply(clusterDeniedResponse(req, c.version))
+		return
+	}
 	resp := kmsg.NewPtrBrokerRegistrationResponse()
 	reg := metadata.RegisterBrokerRecord{BrokerID: req.BrokerID, Rack: req.Rack}
 	for _, l := range req.Listeners {

@@ -27,6 +27,10 @@ func init() { registerController(63, 0, 2, handleBrokerHeartbeat) }
 
 func handleBrokerHeartbeat(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.BrokerHeartbeatRequest)
+	if !b.authorizeCluster(c, opClusterAction) {
+		c.reply(clusterDeniedResponse(req, c.version))
+		return
+	}
 	resp := kmsg.NewPtrBrokerHeartbeatResponse()
 	var err error
 	if req.WantShutdown {

@@ -24,6 +24,11 @@ func handleDescribeTransactions(b *Broker, c *call, r kmsg.Request) {
 		st := kmsg.NewDescribeTransactionsResponseTransactionState()
 		st.TransactionalID = id
 		st.ProducerID, st.ProducerEpoch, st.StartTimestamp = -1, -1, -1
+		if !b.authorize(c, opDescribe, resTransactionalID, id) {
+			st.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+			resp.TransactionStates = append(resp.TransactionStates, st)
+			continue
+		}
 		if b.Txn == nil {
 			st.ErrorCode = kerr.CoordinatorNotAvailable.Code
 			resp.TransactionStates = append(resp.TransactionStates, st)
@@ -38,6 +43,9 @@ func handleDescribeTransactions(b *Broker, c *call, r kmsg.Request) {
 		st.State, st.TimeoutMillis, st.StartTimestamp = m.State.String(), m.TimeoutMs, m.StartTimestampMs
 		st.ProducerID, st.ProducerEpoch = m.ProducerID, m.ProducerEpoch
 		for _, tp := range m.SortedPartitions() {
+			if !b.authorizeQuiet(c, opDescribe, resTopic, tp.Topic) {
+				continue
+			}
 			if n := len(st.Topics); n == 0 || st.Topics[n-1].Topic != tp.Topic {
 				t := kmsg.NewDescribeTransactionsResponseTransactionStateTopic()
 				t.Topic = tp.Topic

@@ -65,6 +65,9 @@ func handleListTransactions(b *Broker, c *call, r kmsg.Request) {
 		listed = nil
 	}
 	for _, l := range listed {
+		if !b.authorizeQuiet(c, opDescribe, resTransactionalID, l.TransactionalID) {
+			continue
+		}
 		st := kmsg.NewListTransactionsResponseTransactionState()
 		st.TransactionalID, st.ProducerID, st.TransactionState = l.TransactionalID, l.ProducerID, l.State.String()
 		resp.TransactionStates = append(resp.TransactionStates, st)

@@ -21,6 +21,10 @@ func init() { registerController(67, 0, 0, handleAllocateProducerIDs) }
 
 func handleAllocateProducerIDs(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.AllocateProducerIDsRequest)
+	if !b.authorizeCluster(c, opClusterAction) {
+		c.reply(clusterDeniedResponse(req, c.version))
+		return
+	}
 	resp := kmsg.NewPtrAllocateProducerIDsResponse()
 	first, size, err := b.Controller.AllocateProducerIDs(req.BrokerID)
 	switch {

@@ -37,6 +37,12 @@ func handleConsumerGroupHeartbeat(b *Broker, c *call, r kmsg.Request) {
 		c.reply(resp)
 		return
 	}
+	if code, message := b.authorizeConsumerGroupHeartbeat(c, r.(*kmsg.ConsumerGroupHeartbeatRequest)); code != nil {
+		resp := kmsg.NewPtrConsumerGroupHeartbeatResponse()
+		resp.ErrorCode, resp.ErrorMessage = code.Code, strptr(message)
+		c.reply(resp)
+		return
+	}
 	client := group.Client{Host: group.ClientHost(c.req.Conn.RemoteAddr)}
 	if c.req.ClientID != nil {
 		client.ID = *c.req.ClientID

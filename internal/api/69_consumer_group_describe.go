@@ -30,6 +30,7 @@ func handleConsumerGroupDescribe(b *Broker, c *call, r kmsg.Request) {
 		c.reply(resp)
 		return
 	}
+	b.authorizeConsumerGroupDescribe(c, r.(*kmsg.ConsumerGroupDescribeRequest))
 	offHandler(func() {
 		b.Groups.ConsumerGroupDescribe(r.(*kmsg.ConsumerGroupDescribeRequest), func(resp *kmsg.ConsumerGroupDescribeResponse) { c.reply(resp) })
 	})

@@ -66,7 +66,10 @@ type Broker struct {
 	Loggers RuntimeLoggers
 	// Metrics, when set, counts bytes and records in and out per topic.
 	Metrics *metrics.Metrics
-	Logger  *slog.Logger
+	// Authorization is the authorizer (authorize.go); nil when
+	// authorizer.class.name is empty, and every request is allowed.
+	Authorization *Authorization
+	Logger        *slog.Logger
 	// Now is the clock; tests may replace it.
 	Now func() time.Time
 
@@ -186,10 +189,17 @@ type call struct {
 	req     *network.Request
 	version int16
 	start   time.Time
+	// amend, when set, completes the response before it is sent: it adds
+	// the items the authorizer denied before the rest was decided here or
+	// forwarded to the controller.
+	amend func(kmsg.Response)
 }
 
 // reply encodes resp at the request's version and sends it.
 func (c *call) reply(resp kmsg.Response) {
+	if c.amend != nil {
+		c.amend(resp)
+	}
 	resp.SetVersion(c.version)
 	c.req.Respond(network.BytesResponse(resp.AppendTo(nil)))
 }

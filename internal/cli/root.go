@@ -32,6 +32,7 @@ var topLevelCommands = []commandConstructor{
 	newConsumeCommand,
 	newGroupsCommand,
 	newConfigsCommand,
+	newACLsCommand,
 	newClusterCommand,
 	newBenchCommand,
 	newDumpLogCommand,

@@ -24,6 +24,10 @@ type Image struct {
 	// features holds the finalized feature levels written by
 	// FeatureLevelRecords (features.go); absent ones are at their default.
 	features map[string]int16
+	// acls are the ACLs (acls.go); aclsOwned is set once this image has
+	// its own copy to change.
+	acls      *ACLSet
+	aclsOwned bool
 }
 
 // Topic is a topic and its partitions; Partitions[i].Partition == i.
@@ -190,7 +194,8 @@ func (img *Image) Records() []Record {
 	if img.NextProducerID > 0 {
 		recs = append(recs, &ProducerIDsRecord{BrokerID: -1, NextProducerID: img.NextProducerID})
 	}
-	return append(recs, img.featureRecords()...)
+	recs = append(recs, img.featureRecords()...)
+	return append(recs, img.aclRecords()...)
 }
 
 func (img *Image) clone() *Image {
@@ -203,6 +208,7 @@ func (img *Image) clone() *Image {
 		configs:        maps.Clone(img.configs),
 		NextProducerID: img.NextProducerID,
 		features:       maps.Clone(img.features),
+		acls:           img.acls,
 	}
 }
 
@@ -281,6 +287,8 @@ func (img *Image) apply(r Record) {
 		}
 	case *FeatureLevelRecord:
 		img.applyFeatureLevel(r)
+	case *AccessControlEntryRecord, *RemoveAccessControlEntryRecord:
+		img.applyACL(r)
 	}
 }
 

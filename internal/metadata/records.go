@@ -272,6 +272,10 @@ func Decode(b []byte) (Record, error) {
 		r = new(NoOpRecord)
 	case TypeFeatureLevel:
 		r = new(FeatureLevelRecord)
+	case TypeAccessControlEntry:
+		r = new(AccessControlEntryRecord)
+	case TypeRemoveAccessControlEntry:
+		r = new(RemoveAccessControlEntryRecord)
 	default:
 		return nil, fmt.Errorf("%w: unknown type %d", ErrCorrupt, typ)
 	}

@@ -198,6 +198,7 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 		Logger:         logging.component("api"),
 		Loggers:        logging,
 		Now:            time.Now,
+		Authorization:  newAuthorization(cfg, n.controller),
 	}
 	n.partitions = partition.NewManager(cfg.NodeID, logs, n.topicConfig, []string{controller.MetadataTopic}, logging.component("log"))
 	n.broker.Partitions = n.partitions
@@ -277,6 +278,9 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 		return nil, err
 	}
 	n.metrics.Registry.MustRegister(n.network.Collector(), nodeCollector{n}, lagCollector{n}, metrics.NewIdleRatios(n.network.Stats))
+	if n.broker.Authorization != nil {
+		n.metrics.Registry.MustRegister(n.broker.Authorization.Collector())
+	}
 	if cfg.MetricsListener != "" {
 		n.metricsServer, err = metrics.Serve(cfg.MetricsListener, n.metrics, func() bool { return n.ready.Load() })
 		if err != nil {

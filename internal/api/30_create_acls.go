@@ -1,0 +1,70 @@
+package api
+
+// CreateAcls (key 30), versions 1-3 (Kafka 4 removed v0).
+//
+// Behavior:
+//   - Needs ALTER on the cluster, else CLUSTER_AUTHORIZATION_FAILED for
+//     every creation; with no authorizer configured, SECURITY_DISABLED.
+//   - Decided by the active controller (forwarded from other nodes), which
+//     validates each binding as Kafka's AclControlManager does: an unknown
+//     or ANY resource type, a pattern type other than LITERAL or PREFIXED,
+//     an unknown or ANY operation, a permission other than ALLOW or DENY,
+//     an empty resource name, a CLUSTER name other than kafka-cluster, or a
+//     principal without a colon answer INVALID_REQUEST for that binding.
+//   - An ACL that exists already succeeds without a new record.
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-streaming/samsa/internal/authz"
+)
+
+func init() {
+	register(30, 1, 3, handleCreateACLs)
+	registerController(30, 1, 3, handleCreateACLs)
+}
+
+func handleCreateACLs(b *Broker, c *call, r kmsg.Request) {
+	req := r.(*kmsg.CreateACLsRequest)
+	resp := kmsg.NewPtrCreateACLsResponse()
+	failAll := func(err *kerr.Error, message string) {
+		for range req.Creations {
+			res := kmsg.NewCreateACLsResponseResult()
+			res.ErrorCode, res.ErrorMessage = err.Code, strptr(message)
+			resp.Results = append(resp.Results, res)
+		}
+		c.reply(resp)
+	}
+	if !b.authorizing() {
+		failAll(kerr.SecurityDisabled, "No Authorizer is configured.")
+		return
+	}
+	if !b.authorizeCluster(c, opAlter) {
+		failAll(kerr.ClusterAuthorizationFailed, kerr.ClusterAuthorizationFailed.Message)
+		return
+	}
+	if b.forwarded(c, req) {
+		return
+	}
+	bindings := make([]authz.Binding, len(req.Creations))
+	for i, creation := range req.Creations {
+		bindings[i] = authz.Binding{
+			ResourceType: authz.ResourceType(creation.ResourceType), ResourceName: creation.ResourceName,
+			PatternType: authz.PatternType(creation.ResourcePatternType), Principal: creation.Principal, Host: creation.Host,
+			Operation: authz.Operation(creation.Operation), Permission: authz.Permission(creation.PermissionType),
+		}
+	}
+	ctx, cancel := requestContext(forwardTimeoutMs)
+	defer cancel()
+	for _, result := range b.Controller.CreateACLs(ctx, bindings) {
+		res := kmsg.NewCreateACLsResponseResult()
+		res.ErrorCode = result.ErrorCode
+		if result.ErrorMessage != "" {
+			res.ErrorMessage = strptr(result.ErrorMessage)
+		}
+		resp.Results = append(resp.Results, res)
+	}
+	b.auditACLChange(c, "create", len(bindings))
+	c.reply(resp)
+}
