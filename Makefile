@@ -1,7 +1,7 @@
 # Project tasks. Document each target with a "## " comment after its name;
 # `make help` lists them.
 
-.PHONY: help check vet test compat bench-smoke soak
+.PHONY: help check vet test compat bench-smoke soak kafka-jars
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -21,8 +21,13 @@ test: ## unit and integration tests with -race and the invariants build tag
 compat: ## real Kafka clients against a fresh samsa node; writes compat/RESULTS.md (compat/README.md)
 	bash compat/run.sh
 
-bench-smoke: ## every benchmark workload for a moment against Samsa and kfake: proves bench/ works (bench/README.md)
+bench-smoke: ## every benchmark workload for a moment against Samsa, Apache Kafka and kfake: proves bench/ works (bench/README.md)
 	go run ./bench -smoke
+
+# Maven's local repository is $(SAMSA_MAVEN_REPO) when set (CI points it at
+# a cache of its own), else Maven's default.
+kafka-jars: ## resolve Apache Kafka 4.4.0's jars from Maven Central into bench/kafka/target/classpath.txt
+	mvn -B -q -f bench/kafka/pom.xml $(if $(SAMSA_MAVEN_REPO),-Dmaven.repo.local=$(SAMSA_MAVEN_REPO)) generate-resources
 
 soak: ## the long fault runs: replication under hundreds of kills, pauses and restarts (about 10 minutes)
 	SAMSA_SOAK=1 go test -count=1 -timeout 30m -run 'TestReplicationUnderFaults' -v ./internal/clustertest/

@@ -104,7 +104,7 @@ func TestParseFlags(t *testing.T) {
 	if err != nil || o.consumeBytes != 10e9 || o.manyPartitions != 10000 {
 		t.Fatalf("parseFlags = %+v, %v", o, err)
 	}
-	for _, bad := range [][]string{{"-workloads", "z"}, {"-targets", "kafka"}, {"-runs", "0"}, {"extra"}} {
+	for _, bad := range [][]string{{"-workloads", "z"}, {"-targets", "zookeeper"}, {"-runs", "0"}, {"extra"}} {
 		if _, err := parseFlags(bad); err == nil {
 			t.Errorf("parseFlags(%q) succeeded", bad)
 		}
