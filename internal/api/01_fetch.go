@@ -17,7 +17,9 @@ package api
 //     partition_max_bytes by one whole batch (KIP-74), so a consumer never
 //     stalls on a large batch; later partitions stop at the limits.
 //   - An offset below the log start or above the log end answers
-//     OFFSET_OUT_OF_RANGE with the high watermark and log start offset.
+//     OFFSET_OUT_OF_RANGE; to a consumer with high watermark, last stable
+//     offset and log start -1, as Kafka does, to a follower with the real
+//     high watermark and log start offset (it restarts its log there).
 //   - v9+ current_leader_epoch: older answers FENCED_LEADER_EPOCH, newer
 //     UNKNOWN_LEADER_EPOCH.
 //   - v12+ last_fetched_epoch from a follower: a diverged log answers
@@ -206,6 +208,11 @@ func (op *fetchOp) read(dst []fetchPartitionResult) (results []fetchPartitionRes
 			case errors.Is(err, log.ErrOffsetOutOfRange):
 				res.errorCode = kerr.OffsetOutOfRange.Code
 				respondNow = true
+				if op.replicaID < 0 {
+					// As Kafka answers a consumer: offsets unknown (-1). Our
+					// followers read the leader's log start from here.
+					res.highWatermark, res.lastStable, res.logStartOffset = -1, -1, -1
+				}
 			case errors.Is(err, log.ErrStorage):
 				res.errorCode = kerr.KafkaStorageError.Code
 				respondNow = true
