@@ -85,3 +85,38 @@ func TestDescribeUnknownTransactionZeroFields(t *testing.T) {
 		return
 	}
 }
+
+// TestDescribeQuorumLeaderReportsItselfCaughtUp: Kafka's leader lists
+// itself among the voters with last fetch and last caught-up time now,
+// not -1 (kafka-metadata-quorum describe --replication shows it 0 ms ago).
+func TestDescribeQuorumLeaderReportsItselfCaughtUp(t *testing.T) {
+	tn := startTestNode(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	client := tn.client()
+	defer client.Close()
+	before := time.Now().UnixMilli()
+	req := kmsg.NewPtrDescribeQuorumRequest()
+	topic := kmsg.NewDescribeQuorumRequestTopic()
+	topic.Topic = "__cluster_metadata"
+	topic.Partitions = append(topic.Partitions, kmsg.NewDescribeQuorumRequestTopicPartition())
+	req.Topics = append(req.Topics, topic)
+	resp, err := req.RequestWith(ctx, client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	partition := resp.Topics[0].Partitions[0]
+	found := false
+	for _, voter := range partition.CurrentVoters {
+		if voter.ReplicaID != partition.LeaderID {
+			continue
+		}
+		found = true
+		if voter.LastFetchTimestamp < before || voter.LastCaughtUpTimestamp < before {
+			t.Errorf("leader's own last fetch %d, caught up %d; want at least %d", voter.LastFetchTimestamp, voter.LastCaughtUpTimestamp, before)
+		}
+	}
+	if !found {
+		t.Fatalf("leader %d not among the voters %+v", partition.LeaderID, partition.CurrentVoters)
+	}
+}
