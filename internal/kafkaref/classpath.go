@@ -44,7 +44,7 @@ func Classpath(ctx context.Context) (string, error) {
 	}
 	pom := filepath.Join(pomDir, "pom.xml")
 	out := filepath.Join(pomDir, classpathFile)
-	if !newerThan(out, pom) {
+	if !newerThan(out, pom) || !jarsPresent(out) {
 		if _, err := exec.LookPath("mvn"); err != nil {
 			return "", fmt.Errorf("%w: %v", ErrUnavailable, err)
 		}
@@ -100,4 +100,19 @@ func findPomDir() (string, error) {
 		}
 		dir = parent
 	}
+}
+
+// jarsPresent reports whether every jar a classpath file names exists: a
+// file resolved against another Maven repository goes stale.
+func jarsPresent(classpathPath string) bool {
+	data, err := os.ReadFile(classpathPath)
+	if err != nil {
+		return false
+	}
+	for _, jar := range strings.Split(strings.TrimSpace(string(data)), string(os.PathListSeparator)) {
+		if _, err := os.Stat(jar); err != nil {
+			return false
+		}
+	}
+	return true
 }
