@@ -112,9 +112,11 @@ func (c *Conn) drop() {
 	c.conn = nil
 }
 
+// isReset reports a connection the broker reset or closed, not one that
+// timed out waiting for an answer.
 func isReset(err error) bool {
 	var opErr *net.OpError
-	return errors.As(err, &opErr)
+	return errors.As(err, &opErr) && !opErr.Timeout()
 }
 
 // parseResponseHeader splits a response frame (without its size) into the
