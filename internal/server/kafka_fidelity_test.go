@@ -120,3 +120,38 @@ func TestDescribeQuorumLeaderReportsItselfCaughtUp(t *testing.T) {
 		t.Fatalf("leader %d not among the voters %+v", partition.LeaderID, partition.CurrentVoters)
 	}
 }
+
+// TestFetchFencedEpochOffsetsUnknownToConsumers: a consumer's fetch with a
+// leader epoch from the future answers UNKNOWN_LEADER_EPOCH with the
+// offsets -1, as Kafka does.
+func TestFetchFencedEpochOffsetsUnknownToConsumers(t *testing.T) {
+	tn := startTestNode(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	client := tn.client(kgo.DefaultProduceTopic("epoch"), kgo.AllowAutoTopicCreation())
+	defer client.Close()
+	if err := client.ProduceSync(ctx, &kgo.Record{Value: []byte("one")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	metadata, err := tn.admin().Metadata(ctx, "epoch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := kmsg.NewPtrFetchRequest()
+	req.ReplicaID, req.MaxBytes, req.SessionEpoch = -1, 1<<20, -1
+	topic := kmsg.NewFetchRequestTopic()
+	topic.Topic, topic.TopicID = "epoch", metadata.Topics["epoch"].ID
+	partition := kmsg.NewFetchRequestTopicPartition()
+	partition.PartitionMaxBytes, partition.CurrentLeaderEpoch = 1<<20, 99
+	topic.Partitions = append(topic.Partitions, partition)
+	req.Topics = append(req.Topics, topic)
+	resp, err := req.RequestWith(ctx, client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := resp.Topics[0].Partitions[0]
+	if got.ErrorCode != kerr.UnknownLeaderEpoch.Code || got.HighWatermark != -1 || got.LastStableOffset != -1 || got.LogStartOffset != -1 {
+		t.Errorf("got error %d, high watermark %d, last stable %d, log start %d; want %d and -1, -1, -1",
+			got.ErrorCode, got.HighWatermark, got.LastStableOffset, got.LogStartOffset, kerr.UnknownLeaderEpoch.Code)
+	}
+}
