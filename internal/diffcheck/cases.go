@@ -61,6 +61,19 @@ func createTopicRequest(name string, partitions int32, configs map[string]string
 	return req
 }
 
+// idempotentBatch is recordBatch from a producer id neither node
+// assigned, at a sequence that does not start at 0.
+func idempotentBatch(producerID int64, baseSequence int32) []byte {
+	opts := record.DefaultBuildOptions()
+	opts.BaseTimestamp = 1_700_000_000_000
+	opts.ProducerID, opts.ProducerEpoch, opts.BaseSequence = producerID, 0, baseSequence
+	batch, err := record.Build(opts, []record.Record{{Value: []byte("idempotent")}})
+	if err != nil {
+		panic(err) // fixed input: cannot fail
+	}
+	return batch
+}
+
 // recordBatch is an uncompressed batch of count small records with no
 // producer, as a plain producer sends it.
 func recordBatch(count int) []byte {
@@ -253,7 +266,13 @@ func groupsUsed() []string {
 	return groups
 }
 
-var transactionsUsed = []string{"diffcheck-txn", "diffcheck-no-such-txn"}
+var transactionsUsed = func() []string {
+	ids := []string{"diffcheck-txn", "diffcheck-no-such-txn"}
+	for v := range int16(maxCaseVersion + 1) {
+		ids = append(ids, versionedName("txn-init", v), versionedName("txn-timeout", v))
+	}
+	return ids
+}()
 
 // maxCaseVersion bounds the versions groupsUsed names groups for.
 const maxCaseVersion = 20
@@ -285,6 +304,55 @@ func Cases() []Case {
 			Request: func(s *Side, v int16) kmsg.Request {
 				return produceRequest(s, v, versionedName("oversize", v), 0, recordBatch(20))
 			}},
+		{Key: 0, Name: "idempotent batch, sequence gap from an unknown producer", MinVersion: 3, Request: func(s *Side, v int16) kmsg.Request {
+			return produceRequest(s, v, FixtureTopic, 2, idempotentBatch(424_242, 5))
+		}},
+		{Key: 0, Name: "acks=2", MinVersion: 3, Request: func(s *Side, v int16) kmsg.Request {
+			req := produceRequest(s, v, FixtureTopic, 1, recordBatch(1)).(*kmsg.ProduceRequest)
+			req.Acks = 2
+			return req
+		}},
+		{Key: 1, Name: "leader epoch from the future", MinVersion: 9, Request: func(s *Side, v int16) kmsg.Request {
+			req := fetchRequest(s, v, FixtureTopic, 0, 0).(*kmsg.FetchRequest)
+			req.Topics[0].Partitions[0].CurrentLeaderEpoch = 99
+			return req
+		}},
+		{Key: 1, Name: "partition out of range", Request: func(s *Side, v int16) kmsg.Request {
+			return fetchRequest(s, v, FixtureTopic, 99, 0)
+		}},
+		{Key: 2, Name: "leader epoch from the future", MinVersion: 4, Request: func(s *Side, v int16) kmsg.Request {
+			req := listOffsetsRequest(FixtureTopic, 0, -1).(*kmsg.ListOffsetsRequest)
+			req.Topics[0].Partitions[0].CurrentLeaderEpoch = 99
+			return req
+		}},
+		{Key: 3, Name: "invalid topic name", MinVersion: 4, Request: func(s *Side, v int16) kmsg.Request {
+			return metadataRequest(v, "bad/name")
+		}},
+		{Key: 23, Name: "leader epoch from the future", MinVersion: 2, Request: func(s *Side, v int16) kmsg.Request {
+			req := kmsg.NewPtrOffsetForLeaderEpochRequest()
+			req.ReplicaID = -1
+			t := kmsg.NewOffsetForLeaderEpochRequestTopic()
+			t.Topic = FixtureTopic
+			p := kmsg.NewOffsetForLeaderEpochRequestTopicPartition()
+			p.Partition, p.CurrentLeaderEpoch, p.LeaderEpoch = 0, 99, 0
+			t.Partitions = append(t.Partitions, p)
+			req.Topics = append(req.Topics, t)
+			return req
+		}},
+		{Key: 22, Name: "transactional producer", Request: func(s *Side, v int16) kmsg.Request {
+			req := kmsg.NewPtrInitProducerIDRequest()
+			req.TransactionalID = kmsg.StringPtr(versionedName("txn-init", v))
+			req.TransactionTimeoutMillis = 60_000
+			req.ProducerID, req.ProducerEpoch = -1, -1
+			return req
+		}},
+		{Key: 22, Name: "transaction timeout above the maximum", Request: func(s *Side, v int16) kmsg.Request {
+			req := kmsg.NewPtrInitProducerIDRequest()
+			req.TransactionalID = kmsg.StringPtr(versionedName("txn-timeout", v))
+			req.TransactionTimeoutMillis = 1_000_000_000
+			req.ProducerID, req.ProducerEpoch = -1, -1
+			return req
+		}},
 		{Key: 1, Name: "from offset 0", Request: func(s *Side, v int16) kmsg.Request {
 			return fetchRequest(s, v, FixtureTopic, 0, 0)
 		}},

@@ -28,6 +28,7 @@ var allowListed = map[string]string{
 	"ProducerID":             "producer id blocks are allocated per cluster",
 	"LastFetchTimestamp":     "timestamps",
 	"LastCaughtUpTimestamp":  "timestamps",
+	"UsableBytes":            "free disk space moves between the two answers",
 }
 
 // allowListedPerAPI are fields that must differ in one API's answers only.
