@@ -1,7 +1,7 @@
 // Command bench compares Samsa with a peer broker and with the machine's own
 // limits under the same loads, in one invocation:
 //
-//	go run ./bench                       # the full comparison (about 10 min)
+//	go run ./bench                       # the full comparison (about 30 min)
 //	go run ./bench -smoke                # seconds: proves the tool works
 //	go run ./bench -results bench        # also rewrite RESULTS.md and results.png
 //	go run ./bench -workloads a -profile /tmp/prof   # profile Samsa under (a)
