@@ -38,8 +38,9 @@ func startForTest(t *testing.T) *Node {
 
 func TestNodeServesClients(t *testing.T) {
 	node := startForTest(t)
-	client, err := kgo.NewClient(kgo.SeedBrokers(node.Addr), kgo.ConsumeTopics("reference"),
-		kgo.AllowAutoTopicCreation())
+	// No auto-creation: the consumer's metadata requests would otherwise
+	// race the explicit CreateTopics.
+	client, err := kgo.NewClient(kgo.SeedBrokers(node.Addr), kgo.ConsumeTopics("reference"))
 	if err != nil {
 		t.Fatal(err)
 	}
