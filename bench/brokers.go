@@ -20,6 +20,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/samsa-streaming/samsa/internal/config"
+	"github.com/samsa-streaming/samsa/internal/kafkaref"
 	"github.com/samsa-streaming/samsa/internal/server"
 )
 
@@ -36,6 +37,9 @@ const (
 
 	roleSamsa = "samsa"
 	roleKfake = "kfake"
+	// roleKafka is Apache Kafka itself, a JVM started directly (see
+	// kafka.go), not a re-executed child.
+	roleKafka = "kafka"
 
 	// brokerStartTimeout bounds the wait for a child's listening line.
 	brokerStartTimeout = 60 * time.Second
@@ -50,7 +54,7 @@ const (
 )
 
 // targetNames are the brokers compared, in table order.
-var targetNames = map[string]string{roleSamsa: "Samsa", roleKfake: "kfake"}
+var targetNames = map[string]string{roleSamsa: "Samsa", roleKafka: "Kafka", roleKfake: "kfake"}
 
 // maybeServeBroker runs this process as a broker child if brokerRoleEnv
 // says so, and then exits; otherwise it returns.
@@ -184,11 +188,24 @@ type brokerProcess struct {
 	stdin io.WriteCloser
 	// stderr collects the child's diagnostics for error messages.
 	stderr *strings.Builder
+	// kafka is set instead of cmd, stdin and stderr for roleKafka.
+	kafka *kafkaref.Node
+}
+
+// pid is the broker's process: the child, or Kafka's JVM.
+func (b *brokerProcess) pid() int {
+	if b.kafka != nil {
+		return b.kafka.Pid()
+	}
+	return b.cmd.Process.Pid
 }
 
 // startBroker starts a fresh broker child with an empty data dir under
 // workDir. With profileDir set, the child profiles itself into it.
 func startBroker(role, workDir, profileDir string, overrides []string) (*brokerProcess, error) {
+	if role == roleKafka {
+		return startKafka(workDir, overrides)
+	}
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -247,6 +264,9 @@ func startBroker(role, workDir, profileDir string, overrides []string) (*brokerP
 // and removes its data dir.
 func (b *brokerProcess) stop() error {
 	defer os.RemoveAll(b.dir)
+	if b.kafka != nil {
+		return b.kafka.Stop()
+	}
 	_ = b.stdin.Close()
 	done := make(chan error, 1)
 	go func() { done <- b.cmd.Wait() }()
@@ -264,6 +284,11 @@ func (b *brokerProcess) stop() error {
 }
 
 func (b *brokerProcess) kill() {
+	if b.kafka != nil {
+		_ = b.kafka.Stop()
+		os.RemoveAll(b.dir)
+		return
+	}
 	_ = b.cmd.Process.Kill()
 	_ = b.cmd.Wait()
 	os.RemoveAll(b.dir)
@@ -333,4 +358,4 @@ func resetPeakRSS(pid int) {
 	_ = os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0)
 }
 
-func (b *brokerProcess) stats() (processStats, error) { return readProcessStats(b.cmd.Process.Pid) }
+func (b *brokerProcess) stats() (processStats, error) { return readProcessStats(b.pid()) }

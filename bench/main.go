@@ -1,17 +1,18 @@
 // Command bench compares Samsa with a peer broker and with the machine's own
 // limits under the same loads, in one invocation:
 //
-//	go run ./bench                       # the full comparison (about 10 min)
+//	go run ./bench                       # the full comparison (about 30 min)
 //	go run ./bench -smoke                # seconds: proves the tool works
 //	go run ./bench -results bench        # also rewrite RESULTS.md and results.png
 //	go run ./bench -workloads a -profile /tmp/prof   # profile Samsa under (a)
 //
 // Every round measures the machine's limits (loopback TCP, sendfile,
 // sequential file writes, loopback round trip), then runs each workload
-// against a fresh Samsa node and a fresh franz-go kfake cluster, alternating
+// against a fresh Samsa node, a fresh Apache Kafka 4.4 node (a JVM started
+// from the jars, see kafka.go) and a fresh franz-go kfake cluster, rotating
 // which goes first, so drift in the machine's load hits all alike. Each
-// broker runs as a child process of this program (the same binary,
-// re-executed), so its CPU time and peak RSS come from /proc. The table
+// broker runs as a child process of this program (the Go ones as the same
+// binary, re-executed), so its CPU time and peak RSS come from /proc. The table
 // shows the median of the rounds with the min and max, and Samsa's ratio to
 // the peer and to the limit.
 package main
@@ -59,8 +60,8 @@ func defaultOptions() options {
 		e2eMBps:           50,
 		manyPartitions:    1000,
 		manyPartitionRate: 5,
-		workloadIDs:       "a,b,c,d,e,f,g,h,i",
-		targets:           []string{roleSamsa, roleKfake},
+		workloadIDs:       "a,b,c,d,e,f,g,h,i,j",
+		targets:           []string{roleSamsa, roleKafka, roleKfake},
 		workDir:           os.TempDir(),
 	}
 }
@@ -107,8 +108,8 @@ func parseFlags(args []string) (options, error) {
 	fs.Float64Var(&o.e2eMBps, "e2e-mbps", o.e2eMBps, "produce rate of the end-to-end workload e, MB/s")
 	fs.IntVar(&o.manyPartitions, "partitions", o.manyPartitions, "partitions of workload f")
 	fs.Float64Var(&o.manyPartitionRate, "partition-rate", o.manyPartitionRate, "records/s per partition in workload f")
-	fs.StringVar(&o.workloadIDs, "workloads", o.workloadIDs, "comma-separated workloads to run (a to i)")
-	fs.StringVar(&targets, "targets", strings.Join(o.targets, ","), "brokers to compare: samsa, kfake")
+	fs.StringVar(&o.workloadIDs, "workloads", o.workloadIDs, "comma-separated workloads to run (a to j)")
+	fs.StringVar(&targets, "targets", strings.Join(o.targets, ","), "brokers to compare: samsa, kafka, kfake")
 	fs.StringVar(&o.workDir, "workdir", o.workDir, "directory for broker data and probe files")
 	fs.StringVar(&o.profileDir, "profile", "", "write Samsa's CPU, alloc, mutex and block profiles per workload under this directory")
 	fs.StringVar(&o.resultsDir, "results", "", "write RESULTS.md and results.png into this directory")
@@ -149,7 +150,7 @@ func (o *options) validate() error {
 	}
 	for _, t := range o.targets {
 		if targetNames[t] == "" {
-			return fmt.Errorf("unknown target %q: want samsa or kfake", t)
+			return fmt.Errorf("unknown target %q: want samsa, kafka or kfake", t)
 		}
 	}
 	known := map[string]bool{}
@@ -198,6 +199,12 @@ func run(ctx context.Context, o *options, stdout, log io.Writer) error {
 // runWith is run collecting into results.
 func runWith(ctx context.Context, o *options, results *results, stdout, log io.Writer) error {
 	started := time.Now()
+	if o.needsKafka() {
+		fmt.Fprintln(log, "resolving Apache Kafka's jars")
+		if _, err := kafkaJars(); err != nil {
+			return err
+		}
+	}
 	for round := range o.runs {
 		fmt.Fprintf(log, "round %d/%d: machine limits\n", round+1, o.runs)
 		limits, err := measureLimits(o.workDir, o.limitDuration, o.duration)
@@ -207,7 +214,7 @@ func runWith(ctx context.Context, o *options, results *results, stdout, log io.W
 		results.addLimits(limits.sample())
 		for _, w := range o.selectedWorkloads() {
 			for i := range o.targets {
-				// Alternate the order of the targets between rounds.
+				// Rotate the order of the targets between rounds.
 				target := o.targets[(i+round)%len(o.targets)]
 				if err := ctx.Err(); err != nil {
 					return err

@@ -145,10 +145,18 @@ func (rep *report) table() string {
 	for _, t := range rep.targets {
 		fmt.Fprintf(&b, " %s |", targetNames[t])
 	}
+	// One ratio column per peer: Samsa / Kafka, Samsa / kfake.
 	samsaIndex := slices.Index(rep.targets, roleSamsa)
-	peerIndex := slices.IndexFunc(rep.targets, func(t string) bool { return t != roleSamsa })
-	if samsaIndex >= 0 && peerIndex >= 0 {
-		fmt.Fprintf(&b, " Samsa / %s |", targetNames[rep.targets[peerIndex]])
+	var peers []int
+	if samsaIndex >= 0 {
+		for i, t := range rep.targets {
+			if t != roleSamsa {
+				peers = append(peers, i)
+			}
+		}
+	}
+	for _, i := range peers {
+		fmt.Fprintf(&b, " Samsa / %s |", targetNames[rep.targets[i]])
 	}
 	if samsaIndex >= 0 {
 		b.WriteString(" Samsa / limit |")
@@ -157,7 +165,7 @@ func (rep *report) table() string {
 	for range rep.targets {
 		b.WriteString("---:|")
 	}
-	if samsaIndex >= 0 && peerIndex >= 0 {
+	for range peers {
 		b.WriteString("---:|")
 	}
 	if samsaIndex >= 0 {
@@ -173,8 +181,8 @@ func (rep *report) table() string {
 		for _, s := range rw.targets {
 			fmt.Fprintf(&b, " %s |", s.text(rw.metric.digits))
 		}
-		if samsaIndex >= 0 && peerIndex >= 0 {
-			fmt.Fprintf(&b, " %s |", ratioText(rw.targets[samsaIndex], rw.targets[peerIndex]))
+		for _, i := range peers {
+			fmt.Fprintf(&b, " %s |", ratioText(rw.targets[samsaIndex], rw.targets[i]))
 		}
 		if samsaIndex >= 0 {
 			fmt.Fprintf(&b, " %s |", ratioText(rw.targets[samsaIndex], rw.limit))
@@ -204,9 +212,13 @@ func (rep *report) markdown() string {
 		o.runs, o.duration, o.limitDuration, formatBytes(o.consumeBytes), o.manyPartitions)
 	b.WriteString(`How to read it: each figure is the median of the rounds with (min–max).
 Every round measures the machine's limits, then runs each workload against a
-fresh Samsa node and a fresh franz-go kfake cluster, alternating which goes
-first; brokers run as child processes, the load generator (franz-go) in the
-parent, all on the same cores. MB is 10^6 bytes of record keys and values
+fresh Samsa node, a fresh Apache Kafka node and a fresh franz-go kfake
+cluster, rotating which goes first; brokers run as child processes (Kafka
+as a JVM from the 4.4.0 jars: KRaft, broker and controller in one process,
+Kafka's defaults, a 1 GiB heap as kafka-server-start.sh sets, its log dir
+on the same disk as Samsa's), the load generator (franz-go) in the parent,
+all on the same cores. Workload h is Kafka's own perf tools, each run in
+its own JVM. MB is 10^6 bytes of record keys and values
 (whole batches for raw fetches). Ratios are of medians: above 1 is better for
 throughput, below 1 is better for latency, CPU and RSS. Broker CPU and peak
 RSS come from /proc of the broker process; peak RSS is reset when the measured
@@ -215,7 +227,7 @@ floor no broker can beat. Produce is compared with loopback TCP and with a
 file written for as long as a produce run: a broker stores what it
 acknowledges, and once the dirty pages pass the kernel's writeback
 thresholds every writer goes at the disk's pace. The load generator runs
-with GOGC=400; the brokers with Go's defaults.
+with GOGC=400; the Go brokers with Go's defaults.
 
 The machine is shared, so absolute figures are noisy; the interleaving makes
 the ratios the figures to trust.

@@ -30,6 +30,8 @@ type workload struct {
 	run     func(ctx context.Context, env *runEnv) (sample, error)
 	// samsaOverrides are broker configs the workload adds on Samsa.
 	samsaOverrides []string
+	// needsKafkaTools marks a workload that runs Kafka's own tools.
+	needsKafkaTools bool
 }
 
 // sample is one run's figures by metric key. recordsKey counts what flowed
@@ -160,6 +162,8 @@ func workloads(o *options) []workload {
 			}, run: runManyPartitions},
 		{id: "g", title: "overload: 10 producers as fast as possible, 1 KiB, acks=1, 12 partitions",
 			metrics: produceMetrics(), run: overload.run},
+		{id: "j", title: fmt.Sprintf("Kafka's kafka-producer-perf-test then kafka-consumer-perf-test, %s of 1 KiB records, Java client defaults (acks=all, linger 5 ms), 12 partitions", formatBytes(o.consumeBytes)),
+			metrics: perfToolMetrics(), run: runPerfTools, needsKafkaTools: true},
 	}, aclWorkloads()...)
 }
 
@@ -172,7 +176,7 @@ type phase struct {
 }
 
 func beginPhase(env *runEnv) (*phase, error) {
-	resetPeakRSS(env.broker.cmd.Process.Pid)
+	resetPeakRSS(env.broker.pid())
 	s, err := env.broker.stats()
 	if err != nil {
 		return nil, err
@@ -365,7 +369,7 @@ func runEndToEnd(ctx context.Context, env *runEnv) (sample, error) {
 	if !ok {
 		return s, nil
 	}
-	unpinBroker, err := pinProcess(env.broker.cmd.Process.Pid, brokerCPU)
+	unpinBroker, err := pinProcess(env.broker.pid(), brokerCPU)
 	if err != nil {
 		return nil, err
 	}

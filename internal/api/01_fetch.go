@@ -17,7 +17,9 @@ package api
 //     partition_max_bytes by one whole batch (KIP-74), so a consumer never
 //     stalls on a large batch; later partitions stop at the limits.
 //   - An offset below the log start or above the log end answers
-//     OFFSET_OUT_OF_RANGE with the high watermark and log start offset.
+//     OFFSET_OUT_OF_RANGE. Any failed partition tells a consumer high
+//     watermark, last stable offset and log start -1, as Kafka does; a
+//     follower gets the real ones (it restarts its log at the log start).
 //   - v9+ current_leader_epoch: older answers FENCED_LEADER_EPOCH, newer
 //     UNKNOWN_LEADER_EPOCH.
 //   - v12+ last_fetched_epoch from a follower: a diverged log answers
@@ -173,6 +175,7 @@ func (op *fetchOp) read(dst []fetchPartitionResult) (results []fetchPartitionRes
 		res.logStartOffset = p.Log.LogStartOffset()
 		if code := checkLeaderEpoch(p, t.leaderEpoch); code != 0 {
 			res.errorCode = code
+			op.hideOffsetsOnError(&res)
 			results = append(results, res)
 			respondNow = true
 			continue
@@ -226,9 +229,20 @@ func (op *fetchOp) read(dst []fetchPartitionResult) (results []fetchPartitionRes
 				}
 			}
 		}
+		op.hideOffsetsOnError(&res)
 		results = append(results, res)
 	}
 	return results, total, respondNow
+}
+
+// hideOffsetsOnError answers a consumer's failed partition with high
+// watermark, last stable offset and log start -1, as Kafka does. A
+// follower keeps the real values: it restarts its log at the leader's log
+// start from an OFFSET_OUT_OF_RANGE answer.
+func (op *fetchOp) hideOffsetsOnError(res *fetchPartitionResult) {
+	if res.errorCode != 0 && op.replicaID < 0 {
+		res.highWatermark, res.lastStable, res.logStartOffset = -1, -1, -1
+	}
 }
 
 // collectAborted fills the aborted transactions overlapping the batches rr

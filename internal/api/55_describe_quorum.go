@@ -7,7 +7,8 @@ package api
 //   - Only __cluster_metadata partition 0 exists; other partitions answer
 //     UNKNOWN_TOPIC_OR_PARTITION.
 //   - The leader's view of each voter's log end offset and last contact;
-//     a follower knows only its own.
+//     a follower knows only its own. The leader's own entry says it
+//     fetched and caught up now, as Kafka's does.
 //   - Observers are the brokers that fetched the metadata log from this
 //     voter (01_fetch_metadata.go), with their fetch offset and time.
 //   - A broker-only node, not a voter, forwards the request to the active
@@ -15,6 +16,8 @@ package api
 //   - v2 Nodes: each voter's controller listener, from controller.quorum.voters.
 
 import (
+	"time"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -43,6 +46,7 @@ func handleDescribeQuorum(b *Broker, c *call, r kmsg.Request) {
 	}
 	resp := kmsg.NewPtrDescribeQuorumResponse()
 	st := b.Quorum.Status()
+	nowMs := time.Now().UnixMilli()
 	for _, rt := range req.Topics {
 		st2 := kmsg.NewDescribeQuorumResponseTopic()
 		st2.Topic = rt.Topic
@@ -58,7 +62,7 @@ func handleDescribeQuorum(b *Broker, c *call, r kmsg.Request) {
 			sp.LeaderEpoch = int32(st.Epoch)
 			sp.HighWatermark = st.HighWatermark
 			for _, v := range st.Voters {
-				sp.CurrentVoters = append(sp.CurrentVoters, voterState(st, v))
+				sp.CurrentVoters = append(sp.CurrentVoters, voterState(st, v, nowMs))
 			}
 			sp.Observers = b.observers.list()
 			st2.Partitions = append(st2.Partitions, sp)
@@ -71,11 +75,15 @@ func handleDescribeQuorum(b *Broker, c *call, r kmsg.Request) {
 	c.reply(resp)
 }
 
-func voterState(st quorum.Status, v quorum.VoterStatus) kmsg.DescribeQuorumResponseTopicPartitionReplicaState {
+func voterState(st quorum.Status, v quorum.VoterStatus, nowMs int64) kmsg.DescribeQuorumResponseTopicPartitionReplicaState {
 	rs := kmsg.NewDescribeQuorumResponseTopicPartitionReplicaState()
 	rs.ReplicaID = v.ID
 	rs.LogEndOffset = v.LogEndOffset
 	rs.LastFetchTimestamp, rs.LastCaughtUpTimestamp = -1, -1
+	if v.ID == st.LeaderID && st.LeaderID == st.NodeID {
+		// Kafka's leader reports itself fetched and caught up now.
+		rs.LastFetchTimestamp, rs.LastCaughtUpTimestamp = nowMs, nowMs
+	}
 	if !v.LastContact.IsZero() && v.ID != st.LeaderID {
 		rs.LastFetchTimestamp = v.LastContact.UnixMilli()
 		if v.LogEndOffset >= st.HighWatermark {

@@ -23,12 +23,12 @@ func handleDescribeTransactions(b *Broker, c *call, r kmsg.Request) {
 	for _, id := range req.TransactionalIDs {
 		st := kmsg.NewDescribeTransactionsResponseTransactionState()
 		st.TransactionalID = id
-		st.ProducerID, st.ProducerEpoch, st.StartTimestamp = -1, -1, -1
 		if !b.authorize(c, opDescribe, resTransactionalID, id) {
 			st.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
 			resp.TransactionStates = append(resp.TransactionStates, st)
 			continue
 		}
+		// An error entry leaves every other field zero, as Kafka's does.
 		if b.Txn == nil {
 			st.ErrorCode = kerr.CoordinatorNotAvailable.Code
 			resp.TransactionStates = append(resp.TransactionStates, st)
