@@ -197,7 +197,7 @@ func (s *ServerTLS) Update(settings Settings) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := sameIdentity(s.mu.config, config); err != nil {
+	if err := sameIdentity(s.mu.config, config, settings); err != nil {
 		return err
 	}
 	s.mu.settings, s.mu.config, s.mu.mapper, s.mu.files = settings, config, mapper, files
@@ -207,15 +207,15 @@ func (s *ServerTLS) Update(settings Settings) error {
 // sameIdentity refuses a new keystore whose leaf certificate names a
 // different subject or different subject alternative names, as Kafka does
 // unless ssl.allow.dn.changes / ssl.allow.san.changes are set.
-func sameIdentity(old, new *tls.Config) error {
+func sameIdentity(old, new *tls.Config, settings Settings) error {
 	oldLeaf, newLeaf := leafOf(old), leafOf(new)
 	if oldLeaf == nil || newLeaf == nil {
 		return nil
 	}
-	if !bytes.Equal(oldLeaf.RawSubject, newLeaf.RawSubject) {
+	if !settings.AllowDNChanges && !bytes.Equal(oldLeaf.RawSubject, newLeaf.RawSubject) {
 		return fmt.Errorf("%w: the new keystore's certificate has subject %s, the old one %s", ErrInvalidConfig, newLeaf.Subject, oldLeaf.Subject)
 	}
-	if !slices.Equal(oldLeaf.DNSNames, newLeaf.DNSNames) || !slices.EqualFunc(oldLeaf.IPAddresses, newLeaf.IPAddresses, func(a, b net.IP) bool { return a.Equal(b) }) {
+	if !settings.AllowSANChanges && (!slices.Equal(oldLeaf.DNSNames, newLeaf.DNSNames) || !slices.EqualFunc(oldLeaf.IPAddresses, newLeaf.IPAddresses, func(a, b net.IP) bool { return a.Equal(b) })) {
 		return fmt.Errorf("%w: the new keystore's certificate has different subject alternative names", ErrInvalidConfig)
 	}
 	return nil

@@ -23,6 +23,8 @@ const (
 	KeyTruststorePassword              = "ssl.truststore.password"
 	KeyTruststoreCertificates          = "ssl.truststore.certificates"
 	KeyPrincipalMappingRules           = "ssl.principal.mapping.rules"
+	KeyAllowDNChanges                  = "ssl.allow.dn.changes"
+	KeyAllowSANChanges                 = "ssl.allow.san.changes"
 
 	DefaultProtocol         = "TLSv1.3"
 	DefaultEnabledProtocols = "TLSv1.2,TLSv1.3"
@@ -53,7 +55,7 @@ var TLSKeys = []string{
 	KeyEndpointIdentificationAlgorithm, KeyKeystoreType, KeyKeystoreLocation,
 	KeyKeystorePassword, KeyKeyPassword, KeyKeystoreKey, KeyKeystoreCertificateChain,
 	KeyTruststoreType, KeyTruststoreLocation, KeyTruststorePassword,
-	KeyTruststoreCertificates, KeyPrincipalMappingRules,
+	KeyTruststoreCertificates, KeyPrincipalMappingRules, KeyAllowDNChanges, KeyAllowSANChanges,
 }
 
 // Settings are the ssl.* settings of one listener or one client. Passwords
@@ -79,6 +81,10 @@ type Settings struct {
 	TruststoreCertificates string
 
 	PrincipalMappingRules string
+	// AllowDNChanges and AllowSANChanges let a reloaded keystore change the
+	// certificate's subject or subject alternative names.
+	AllowDNChanges  bool
+	AllowSANChanges bool
 }
 
 // SettingsFrom reads Settings through lookup, which returns a key's value
@@ -107,6 +113,8 @@ func SettingsFrom(lookup func(key string) (string, bool)) (Settings, error) {
 		TruststorePassword:              get(KeyTruststorePassword, ""),
 		TruststoreCertificates:          get(KeyTruststoreCertificates, ""),
 		PrincipalMappingRules:           get(KeyPrincipalMappingRules, DefaultMappingRules),
+		AllowDNChanges:                  strings.EqualFold(get(KeyAllowDNChanges, "false"), "true"),
+		AllowSANChanges:                 strings.EqualFold(get(KeyAllowSANChanges, "false"), "true"),
 	}
 	switch s.ClientAuth {
 	case ClientAuthNone, ClientAuthRequested, ClientAuthRequired:
