@@ -96,7 +96,7 @@ func newConnection(s *Server, netConn net.Conn, listenerName, remoteIP string) *
 		turn:     make(chan struct{}, 1),
 		closed:   make(chan struct{}),
 	}
-	_, c.isTLS = netConn.(*tls.Conn)
+	_, c.isTLS = netConn.(handshakenConn)
 	c.ctx, c.cancel = context.WithCancel(s.baseContext)
 	return c
 }

@@ -30,6 +30,11 @@ func wrapTLS(netConn net.Conn, spec *ListenerSpec) net.Conn {
 // closed: a failed handshake (garbage, or a plaintext client) is logged at
 // debug level, with the TLS error only, and the broker carries on.
 func (c *connection) handshakeTLS() bool {
+	if done, ok := c.netConn.(handshakenConn); ok {
+		if _, raw := c.netConn.(*tls.Conn); !raw {
+			return c.recordTLS(done.ConnectionState())
+		}
+	}
 	tlsConn, ok := c.netConn.(*tls.Conn)
 	if !ok {
 		return true
@@ -41,7 +46,18 @@ func (c *connection) handshakeTLS() bool {
 		return false
 	}
 	tlsConn.SetDeadline(time.Time{})
-	state := tlsConn.ConnectionState()
+	return c.recordTLS(tlsConn.ConnectionState())
+}
+
+// handshakenConn is a connection whose TLS handshake was done before it was
+// handed to the Server (through ListenerSpec.Listener), such as the
+// controller listener's, which sniffs the bytes inside TLS.
+type handshakenConn interface {
+	ConnectionState() tls.ConnectionState
+}
+
+// recordTLS stores the handshake's state and principal in ConnInfo.
+func (c *connection) recordTLS(state tls.ConnectionState) bool {
 	c.info.TLS = &state
 	if c.tlsPrincipal != nil {
 		principal, err := c.tlsPrincipal(state)
