@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"fmt"
 	"net"
+	"reflect"
 	"slices"
 	"sync"
 	"time"
@@ -34,6 +35,12 @@ type ServerTLS struct {
 
 	mu struct {
 		sync.Mutex
+		// source, when set, gives the listener's settings as they are now
+		// (dynamic configs included); a change is applied with Update.
+		source func() (Settings, error)
+		// refused are the latest source settings Update refused, not tried
+		// again until the source changes once more.
+		refused  *Settings
 		settings Settings
 		config   *tls.Config
 		mapper   *PrincipalMapper
@@ -140,15 +147,39 @@ func (s *ServerTLS) current() *tls.Config {
 	changed := s.filesChangedLocked()
 	config := s.mu.config
 	settings := s.mu.settings
+	source, refused := s.mu.source, s.mu.refused
 	s.mu.Unlock()
+	fromSource := false
+	if source != nil {
+		latest, err := source()
+		if err == nil && !reflect.DeepEqual(latest, settings) && (refused == nil || !reflect.DeepEqual(latest, *refused)) {
+			settings, changed, fromSource = latest, true, true
+		}
+	}
 	if changed {
 		err := s.Update(settings)
+		if err != nil && fromSource {
+			s.mu.Lock()
+			s.mu.refused = &settings
+			s.mu.Unlock()
+		}
 		if s.onReload != nil {
 			s.onReload(err)
 		}
 		return s.Current()
 	}
 	return config
+}
+
+// SetSource makes the listener follow source: every ReloadCheckInterval
+// at most, a handshake compares its settings with the ones in force and
+// applies a change (an IncrementalAlterConfigs of the listener's ssl.*
+// keys) as Update does. A refused change is reported to onReload and tried
+// again at the next interval.
+func (s *ServerTLS) SetSource(source func() (Settings, error)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.mu.source = source
 }
 
 // Current is the config in force, without looking for changes.

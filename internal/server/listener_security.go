@@ -54,18 +54,30 @@ func serverTLS(cfg *config.Broker, listener string, logger *slog.Logger) (*secur
 
 // secureListenerSpec makes spec an SSL or SASL_SSL listener when its
 // protocol says so. On SSL the client certificate names the principal; on
-// SASL_SSL the SASL exchange does.
-func secureListenerSpec(cfg *config.Broker, spec network.ListenerSpec, logger *slog.Logger) (network.ListenerSpec, error) {
+// SASL_SSL the SASL exchange does. The listener follows its ssl.* keys as
+// dynamic returns them (IncrementalAlterConfigs).
+func secureListenerSpec(cfg *config.Broker, spec network.ListenerSpec, dynamic func() *config.Broker, logger *slog.Logger) (network.ListenerSpec, error) {
 	spec.SecurityProtocol = cfg.ListenerSecurityProtocolMap[spec.Name]
 	serverTLS, err := serverTLS(cfg, spec.Name, logger)
 	if err != nil || serverTLS == nil {
 		return spec, err
 	}
+	followDynamicConfig(serverTLS, spec.Name, dynamic)
 	spec.TLS = serverTLS.Config()
 	if spec.SecurityProtocol == "SSL" {
 		spec.TLSPrincipal = serverTLS.Principal
 	}
 	return spec, nil
+}
+
+// followDynamicConfig makes a listener's TLS follow its dynamic ssl.* keys.
+func followDynamicConfig(serverTLS *security.ServerTLS, listener string, dynamic func() *config.Broker) {
+	if serverTLS == nil || dynamic == nil {
+		return
+	}
+	serverTLS.SetSource(func() (security.Settings, error) {
+		return listenerTLSSettings(dynamic(), listener)
+	})
 }
 
 // clientTLS is the *tls.Config this node dials a listener with, as a

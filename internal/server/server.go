@@ -239,7 +239,7 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 			continue
 		}
 		n.clientListeners = append(n.clientListeners, l)
-		spec, err := secureListenerSpec(cfg, network.ListenerSpec{Name: l.Name, Address: net.JoinHostPort(l.Host, strconv.Itoa(l.Port))}, logging.component("network"))
+		spec, err := secureListenerSpec(cfg, network.ListenerSpec{Name: l.Name, Address: net.JoinHostPort(l.Host, strconv.Itoa(l.Port))}, n.broker.Config, logging.component("network"))
 		if err != nil {
 			logs.Shutdown()
 			return nil, err
@@ -249,6 +249,7 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 	// The controller listener comes last, so the client listeners keep their
 	// indexes in Addrs.
 	if controllerListener != nil {
+		followDynamicConfig(controllerListener.tls, cfg.ControllerListenerNames[0], n.broker.Config)
 		// Its TLS handshake, if any, was done by the controller listener.
 		listeners = append(listeners, network.ListenerSpec{Name: cfg.ControllerListenerNames[0], Address: controllerListener.inner.Addr().String(), Listener: controllerListener.kafka, OpenAtStart: true,
 			SecurityProtocol: cfg.ListenerSecurityProtocolMap[cfg.ControllerListenerNames[0]], TLSPrincipal: controllerListener.principalFunc(cfg.ListenerSecurityProtocolMap[cfg.ControllerListenerNames[0]])})

@@ -18,6 +18,7 @@ import (
 
 	"github.com/IBM/sarama"
 	kafkago "github.com/segmentio/kafka-go"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/samsa-streaming/samsa/internal/config"
@@ -28,6 +29,7 @@ import (
 // client certificate for CN=alice,O=Samsa as PEM files.
 type tlsFiles struct {
 	dir                         string
+	authority                   *security.Authority
 	roots                       *x509.CertPool
 	client                      *tls.Certificate
 	caPEM, clientPEM, clientKey string
@@ -49,7 +51,7 @@ func newTLSFiles(t *testing.T) *tlsFiles {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &tlsFiles{dir: t.TempDir(), roots: x509.NewCertPool(), client: client}
+	f := &tlsFiles{dir: t.TempDir(), authority: authority, roots: x509.NewCertPool(), client: client}
 	f.roots.AddCert(authority.Certificate)
 	write := func(name string, data []byte, err error) string {
 		t.Helper()
@@ -311,3 +313,77 @@ co.close()
 assert b"kafka-python over tls" in values, values
 print("kafka-python ok")
 `
+
+// TestSSLKeystoreReplacedWithIncrementalAlterConfigs points the listener's
+// keystore at a renewed certificate with IncrementalAlterConfigs of
+// listener.name.ssl.ssl.keystore.location, as Kafka operators rotate
+// certificates, and sees new handshakes get it without a restart; a
+// keystore for another subject is refused and the renewed one stays.
+func TestSSLKeystoreReplacedWithIncrementalAlterConfigs(t *testing.T) {
+	files := newTLSFiles(t)
+	node, logs := startLoggedNode(t, append(files.brokerOverrides("none"),
+		"listeners=SSL://127.0.0.1:0", "listener.security.protocol.map=SSL:SSL,CONTROLLER:PLAINTEXT", "inter.broker.listener.name=SSL")...)
+	addr := node.Addrs()[0].String()
+	servedSerial := func() string {
+		conn, err := tls.Dial("tcp", addr, files.clientConfig(false))
+		if err != nil {
+			return "dial: " + err.Error()
+		}
+		defer conn.Close()
+		return conn.ConnectionState().PeerCertificates[0].SerialNumber.String()
+	}
+	issue := func(name, commonName string) (string, string) {
+		certificate, err := files.authority.Issue(security.CertificateRequest{Subject: pkix.Name{CommonName: commonName}, DNSNames: []string{"localhost"}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, ValidFor: 2 * time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p12, err := security.KeystorePKCS12(certificate, tlsTestPassword)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(files.dir, name)
+		if err := os.WriteFile(path, p12, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path, certificate.Leaf.SerialNumber.String()
+	}
+	before := servedSerial()
+	renewedPath, renewedSerial := issue("renewed.p12", "broker")
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DialTLSConfig(files.clientConfig(false)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	alter := func(path string) {
+		t.Helper()
+		responses, err := adm.AlterBrokerConfigs(testContext(t), []kadm.AlterConfig{{Name: "listener.name.ssl.ssl.keystore.location", Value: &path}}, node.cfg.NodeID)
+		if err == nil {
+			err = responses[0].Err
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	alter(renewedPath)
+	deadline := time.Now().Add(30 * time.Second)
+	for servedSerial() != renewedSerial {
+		if time.Now().After(deadline) {
+			t.Fatalf("still serving %s (was %s), want the renewed %s", servedSerial(), before, renewedSerial)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	impostorPath, _ := issue("impostor.p12", "someone-else")
+	alter(impostorPath)
+	deadline = time.Now().Add(30 * time.Second)
+	for !strings.Contains(logs.String(), "was not reloaded") {
+		if time.Now().After(deadline) {
+			t.Fatal("the keystore for another subject was not refused")
+		}
+		servedSerial()
+		time.Sleep(50 * time.Millisecond)
+	}
+	if got := servedSerial(); got != renewedSerial {
+		t.Fatalf("serving %s after a refused reload, want %s", got, renewedSerial)
+	}
+}
