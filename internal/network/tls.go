@@ -40,6 +40,12 @@ func (c *connection) handshakeTLS() bool {
 		return true
 	}
 	tlsConn.SetDeadline(time.Now().Add(TLSHandshakeTimeoutMs * time.Millisecond))
+	// Shutdown interrupts reads with a past deadline; one that came before
+	// the deadline above would be undone by it.
+	if c.server.isStopping() {
+		c.close(slog.LevelDebug, "server shutting down before the TLS handshake", nil)
+		return false
+	}
 	if err := tlsConn.HandshakeContext(c.ctx); err != nil {
 		c.server.counters.tlsHandshakesFailed.Add(1)
 		c.close(slog.LevelDebug, "TLS handshake failed", err)

@@ -225,3 +225,30 @@ func BenchmarkFileRegionResponsesTLS(b *testing.B) {
 		})
 	}
 }
+
+// TestShutdownDoesNotWaitForSilentTLSClients: a client that connects to a
+// TLS listener and never says hello does not hold up a graceful shutdown
+// for the handshake timeout.
+func TestShutdownDoesNotWaitForSilentTLSClients(t *testing.T) {
+	p := newTestTLS(t)
+	s, err := NewServer(Config{Listeners: []ListenerSpec{p.listener(tls.NoClientCert)}}, connInfoHandler, testLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	silent, err := net.DialTimeout("tcp", s.Addrs()[0].String(), testTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	waitFor(t, "the silent connection accepted", func() bool { return s.Stats().ConnectionsActive == 1 })
+	// Well under TLSHandshakeTimeoutMs: a shutdown that waited for the
+	// handshake to time out would fail with the context's error.
+	ctx, cancel := context.WithTimeout(context.Background(), TLSHandshakeTimeoutMs*time.Millisecond/2)
+	defer cancel()
+	if err := s.Shutdown(ctx); err != nil {
+		t.Fatalf("shutdown: %v", err)
+	}
+}
