@@ -369,7 +369,13 @@ func startTogether(nodes []*Node) {
 // follow the metadata log, and waits until every broker knows all brokers.
 func StartDedicatedCluster(t testing.TB, controllers, brokers int, overrides ...string) *Cluster {
 	t.Helper()
-	c := &Cluster{}
+	return startDedicatedCluster(t, &Cluster{}, controllers, brokers, overrides...)
+}
+
+// startDedicatedCluster is StartDedicatedCluster into c, whose ClientOpts
+// are used to wait for the brokers.
+func startDedicatedCluster(t testing.TB, c *Cluster, controllers, brokers int, overrides ...string) *Cluster {
+	t.Helper()
 	voters := ""
 	for i := range controllers {
 		node := &Node{t: t, Dir: t.TempDir(), Port: FreePort(t)}

@@ -109,3 +109,33 @@ func TestSSLClusterSurvivesLeaderKill(t *testing.T) {
 type errISR int
 
 func (e errISR) Error() string { return "ISR has " + strconv.Itoa(int(e)) + " of 3 replicas" }
+
+// TestSSLDedicatedControllers runs three controllers and a broker-only
+// node with only SSL listeners: the broker registers, follows the metadata
+// log and forwards CreateTopics over the controllers' SSL listener, and a
+// client produces and consumes through it.
+func TestSSLDedicatedControllers(t *testing.T) {
+	c := StartSSLDedicatedCluster(t, 3, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(c.Addrs()...), kgo.ConsumeTopics("ssl-dedicated"), kgo.DefaultProduceTopic("ssl-dedicated")}, c.ClientOpts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if resp, err := kadm.NewClient(cl).CreateTopic(ctx, 2, 1, nil, "ssl-dedicated"); err != nil || resp.Err != nil {
+		t.Fatalf("create topic through the broker: %v %v", err, resp.Err)
+	}
+	WaitFor(t, 30*time.Second, func() error {
+		return cl.ProduceSync(ctx, &kgo.Record{Value: []byte("through TLS all the way")}).FirstErr()
+	})
+	fetches := cl.PollRecords(ctx, 1)
+	if err := fetches.Err(); err != nil || fetches.NumRecords() != 1 {
+		t.Fatalf("consume: %v, %d records", err, fetches.NumRecords())
+	}
+	for _, controller := range c.Controllers {
+		if _, err := brokerCount(controller.Addr()); err == nil {
+			t.Fatalf("controller %s answered a plaintext client", controller.Addr())
+		}
+	}
+}

@@ -26,6 +26,23 @@ const sslStorePassword = "cluster-test-store"
 // certificate of the same CA.
 func StartSSLCluster(t testing.TB, n int, overrides ...string) *Cluster {
 	t.Helper()
+	c, ssl := sslSetup(t)
+	return startClusterEach(t, c, n, nil, append(ssl, overrides...)...)
+}
+
+// StartSSLDedicatedCluster is StartDedicatedCluster with every listener on
+// SSL as in StartSSLCluster: the brokers follow the metadata log, register
+// and forward admin requests over the controllers' SSL listener.
+func StartSSLDedicatedCluster(t testing.TB, controllers, brokers int, overrides ...string) *Cluster {
+	t.Helper()
+	c, ssl := sslSetup(t)
+	return startDedicatedCluster(t, c, controllers, brokers, append(ssl, overrides...)...)
+}
+
+// sslSetup writes the stores of an SSL test cluster and returns a Cluster
+// with the client options and the node overrides that use them.
+func sslSetup(t testing.TB) (*Cluster, []string) {
+	t.Helper()
 	dir := t.TempDir()
 	authority, err := security.NewAuthority("cluster test CA", time.Hour)
 	if err != nil {
@@ -63,5 +80,5 @@ func StartSSLCluster(t testing.TB, n int, overrides ...string) *Cluster {
 		"ssl.truststore.location=" + filepath.Join(dir, "ca.pem"),
 		"ssl.client.auth=required",
 	}
-	return startClusterEach(t, c, n, nil, append(ssl, overrides...)...)
+	return c, ssl
 }
