@@ -84,3 +84,31 @@ func (b *Broker) ListenerOverrides(listener string) map[string]string {
 	}
 	return out
 }
+
+// describeListenerOverrides describes the listener.name.<listener>.* keys
+// set in any layer, as Kafka's DescribeConfigs of a broker lists its
+// per-listener configs: the synonyms are the key itself, then the key it
+// overrides.
+func (b *Broker) describeListenerOverrides(includeSynonyms bool) []ConfigEntry {
+	names := make(map[string]string)
+	for _, layer := range []map[string]string{b.static, b.dynamicDefault, b.dynamicBroker} {
+		for name := range layer {
+			if _, _, ok := splitListenerKey(name); ok {
+				names[name] = ""
+			}
+		}
+	}
+	var out []ConfigEntry
+	for _, name := range sortedNames(names) {
+		k, ok := keyFor(name)
+		if !ok {
+			continue
+		}
+		_, base, _ := splitListenerKey(name)
+		value, _ := b.layered(name)
+		e := entry(k, &value, b.configSynonyms(name, []string{name, base}, k.Sensitive), !k.Dynamic, includeSynonyms)
+		e.Name = name
+		out = append(out, e)
+	}
+	return out
+}

@@ -3,6 +3,8 @@ package config
 import (
 	"strings"
 	"testing"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 func TestListenerOverridesOfSSLKeys(t *testing.T) {
@@ -48,5 +50,30 @@ func TestListenerOverridesOfSSLKeys(t *testing.T) {
 	}
 	if _, err := b.WithDynamic(map[string]string{"listener.name.secure.ssl.principal.mapping.rules": "DEFAULT"}, nil); err == nil {
 		t.Error("a read-only ssl key was altered dynamically")
+	}
+}
+
+func TestDescribeBrokerListsListenerOverrides(t *testing.T) {
+	b, _, err := Load("", []string{"listener.name.secure.ssl.keystore.password=hunter2", "listener.name.secure.ssl.client.auth=required"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err = b.WithDynamic(map[string]string{"listener.name.secure.ssl.keystore.location": "/renewed.p12"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries := map[string]ConfigEntry{}
+	for _, e := range b.DescribeBroker(true) {
+		entries[e.Name] = e
+	}
+	if e := entries["listener.name.secure.ssl.keystore.password"]; e.Value != nil || !e.Sensitive || len(e.Synonyms) == 0 || e.Synonyms[0].Value != nil {
+		t.Errorf("sensitive per-listener password described as %+v", e)
+	}
+	e := entries["listener.name.secure.ssl.keystore.location"]
+	if e.Value == nil || *e.Value != "/renewed.p12" || e.Source != kmsg.ConfigSourceDynamicBrokerConfig {
+		t.Errorf("dynamic per-listener keystore described as %+v", e)
+	}
+	if e := entries["listener.name.secure.ssl.client.auth"]; e.Value == nil || *e.Value != "required" || len(e.Synonyms) != 2 || e.Synonyms[1].Name != "ssl.client.auth" {
+		t.Errorf("static per-listener client auth described as %+v", e)
 	}
 }
