@@ -1,6 +1,7 @@
 package security
 
 import (
+	"bytes"
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -177,18 +178,11 @@ func TruststoreJKS(password string, certificates ...*x509.Certificate) ([]byte, 
 }
 
 func storeBytes(store keystore.KeyStore, password string) ([]byte, error) {
-	var buffer bytesBuffer
+	var buffer bytes.Buffer
 	if err := store.Store(&buffer, []byte(password)); err != nil {
 		return nil, err
 	}
-	return buffer.data, nil
-}
-
-type bytesBuffer struct{ data []byte }
-
-func (b *bytesBuffer) Write(p []byte) (int, error) {
-	b.data = append(b.data, p...)
-	return len(p), nil
+	return buffer.Bytes(), nil
 }
 
 func parseChain(certificate *tls.Certificate) (*x509.Certificate, []*x509.Certificate, error) {
