@@ -139,7 +139,7 @@ func (p *benchProduceOptions) ensureTopic(cmd *cobra.Command, opts *globalOption
 }
 
 func benchClientOpts(opts *globalOptions) []kgo.Opt {
-	return []kgo.Opt{kgo.ClientID(opts.clientID), kgo.DialTimeout(min(opts.requestTimeout, dialTimeoutMax))}
+	return append([]kgo.Opt{kgo.ClientID(opts.clientID), kgo.DialTimeout(min(opts.requestTimeout, dialTimeoutMax))}, opts.securityOpts...)
 }
 
 func newBenchCommand(opts *globalOptions) *cobra.Command {

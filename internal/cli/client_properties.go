@@ -20,13 +20,17 @@ type clientProperties struct {
 	clientID         string
 	requestTimeout   time.Duration
 	bootstrapServers string
+	// securityProtocol is security.protocol, upper-cased; empty means
+	// PLAINTEXT. ssl holds the ssl.* properties (see client_tls.go).
+	securityProtocol string
+	ssl              map[string]string
 }
 
 // loadClientProperties reads a Java-style properties file (key=value or
 // key: value, # and ! comments). Properties the CLI does not support are
 // returned as warnings rather than errors, so one file can be shared with
-// Kafka's own tools; a security.protocol other than PLAINTEXT is an error,
-// because connecting in plaintext to a TLS or SASL listener would only hang.
+// Kafka's own tools; a security.protocol the CLI cannot speak yet is an
+// error, because connecting in plaintext to a SASL listener would only hang.
 func loadClientProperties(path string) (clientProperties, []string, error) {
 	var props clientProperties
 	info, err := os.Stat(path)
@@ -68,10 +72,19 @@ func loadClientProperties(path string) (clientProperties, []string, error) {
 			}
 			props.requestTimeout = time.Duration(ms) * time.Millisecond
 		case "security.protocol":
-			if !strings.EqualFold(value, "PLAINTEXT") {
-				return props, nil, fmt.Errorf("--command-config %s:%d: security.protocol=%s is not supported yet; only PLAINTEXT", path, lineNumber, value)
+			protocol := strings.ToUpper(value)
+			if protocol != "PLAINTEXT" && protocol != "SSL" {
+				return props, nil, fmt.Errorf("--command-config %s:%d: security.protocol=%s is not supported yet; only PLAINTEXT and SSL", path, lineNumber, value)
 			}
+			props.securityProtocol = protocol
 		default:
+			if isClientTLSProperty(key) {
+				if props.ssl == nil {
+					props.ssl = make(map[string]string)
+				}
+				props.ssl[key] = value
+				continue
+			}
 			ignored = append(ignored, key)
 		}
 	}

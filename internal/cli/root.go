@@ -36,6 +36,7 @@ var topLevelCommands = []commandConstructor{
 	newClusterCommand,
 	newBenchCommand,
 	newDumpLogCommand,
+	newCertsCommand,
 }
 
 // Execute runs samsa with the process's arguments and standard streams, and

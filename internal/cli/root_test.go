@@ -106,8 +106,8 @@ func TestCommandConfig(t *testing.T) {
 	}
 	mustFail(t, silentBroker(t), "", []string{"--command-config", quick, "--timeout", "200ms", "topics", "list"}, "timed out after 200ms")
 
-	mustFail(t, bootstrap, "", []string{"--command-config", write("tls.properties", "security.protocol=SSL\n"), "topics", "list"},
-		"security.protocol=SSL is not supported yet")
+	mustFail(t, bootstrap, "", []string{"--command-config", write("sasl.properties", "security.protocol=SASL_SSL\n"), "topics", "list"},
+		"security.protocol=SASL_SSL is not supported yet")
 	mustFail(t, bootstrap, "", []string{"--command-config", write("bad.properties", "request.timeout.ms=soon\n"), "topics", "list"},
 		"request.timeout.ms must be a positive integer")
 	mustFail(t, bootstrap, "", []string{"--command-config", write("junk.properties", "just words\n"), "topics", "list"},

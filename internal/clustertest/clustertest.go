@@ -268,6 +268,9 @@ type Cluster struct {
 	Controllers []*Node
 	// Network is the private network of a StartNetworkCluster, else nil.
 	Network *Network
+	// ClientOpts are the options a client of this cluster needs (TLS for
+	// StartSSLCluster).
+	ClientOpts []kgo.Opt
 }
 
 // StartCluster starts n nodes (node.id 1..n), combined brokers and
@@ -284,7 +287,13 @@ func StartCluster(t testing.TB, n int, overrides ...string) *Cluster {
 // ones: a broker.rack per node, a metrics.listener per node.
 func StartClusterEach(t testing.TB, n int, each func(i int) []string, overrides ...string) *Cluster {
 	t.Helper()
-	c := &Cluster{}
+	return startClusterEach(t, &Cluster{}, n, each, overrides...)
+}
+
+// startClusterEach is StartClusterEach into c, whose ClientOpts are used to
+// wait for the brokers.
+func startClusterEach(t testing.TB, c *Cluster, n int, each func(i int) []string, overrides ...string) *Cluster {
+	t.Helper()
 	// A quorum needs an odd number of voters: with an even n the last node
 	// is a broker only (process.roles=broker), following the metadata log.
 	voterCount := n
@@ -360,7 +369,13 @@ func startTogether(nodes []*Node) {
 // follow the metadata log, and waits until every broker knows all brokers.
 func StartDedicatedCluster(t testing.TB, controllers, brokers int, overrides ...string) *Cluster {
 	t.Helper()
-	c := &Cluster{}
+	return startDedicatedCluster(t, &Cluster{}, controllers, brokers, overrides...)
+}
+
+// startDedicatedCluster is StartDedicatedCluster into c, whose ClientOpts
+// are used to wait for the brokers.
+func startDedicatedCluster(t testing.TB, c *Cluster, controllers, brokers int, overrides ...string) *Cluster {
+	t.Helper()
 	voters := ""
 	for i := range controllers {
 		node := &Node{t: t, Dir: t.TempDir(), Port: FreePort(t)}
@@ -400,7 +415,7 @@ func (c *Cluster) waitForBrokers(t testing.TB, n int) {
 	// the cluster is ready once every node serves and knows all the others.
 	for _, node := range c.Nodes {
 		WaitFor(t, 60*time.Second, func() error {
-			brokers, err := brokerCount(node.Addr())
+			brokers, err := brokerCount(node.Addr(), c.ClientOpts...)
 			if err != nil {
 				return err
 			}
@@ -413,8 +428,8 @@ func (c *Cluster) waitForBrokers(t testing.TB, n int) {
 }
 
 // brokerCount asks one node how many live brokers it knows.
-func brokerCount(addr string) (int, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+func brokerCount(addr string, opts ...kgo.Opt) (int, error) {
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr)}, opts...)...)
 	if err != nil {
 		return 0, err
 	}

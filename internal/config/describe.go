@@ -1,6 +1,8 @@
 package config
 
 import (
+	"sort"
+
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -131,6 +133,8 @@ func (b *Broker) DescribeBroker(includeSynonyms bool) []ConfigEntry {
 		synonyms := b.configSynonyms(k.Name, brokerSynonyms(k.Name), k.Sensitive)
 		out = append(out, entry(&k, value, synonyms, !k.Dynamic, includeSynonyms))
 	}
+	out = append(out, b.describeListenerOverrides(includeSynonyms)...)
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
 

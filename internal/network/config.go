@@ -1,6 +1,7 @@
 package network
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -45,6 +46,18 @@ type ListenerSpec struct {
 	// Config.AcceptAfterOpen (the controller listener, which peers need
 	// before this node is ready for clients).
 	OpenAtStart bool
+	// SecurityProtocol is the listener's protocol from
+	// listener.security.protocol.map, copied into ConnInfo.
+	SecurityProtocol string
+	// TLS, when set, makes this an SSL or SASL_SSL listener: every
+	// connection starts with a TLS server handshake (see tls.go). nil means
+	// plaintext.
+	TLS *tls.Config
+	// TLSPrincipal, when set, names the principal of a connection from its
+	// handshake (the mTLS client certificate mapped by
+	// ssl.principal.mapping.rules). An error closes the connection, as a
+	// failed SSL authentication does in Kafka.
+	TLSPrincipal func(tls.ConnectionState) (string, error)
 }
 
 // Config configures a Server. The zero value of every field but Listeners

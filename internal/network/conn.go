@@ -3,6 +3,7 @@ package network
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -30,6 +31,11 @@ type connection struct {
 	netConn  net.Conn
 	info     ConnInfo
 	remoteIP string
+	// tlsPrincipal names the principal after a TLS handshake (ListenerSpec.TLSPrincipal).
+	tlsPrincipal func(tls.ConnectionState) (string, error)
+	// isTLS is set when netConn is a *tls.Conn: responses are coalesced
+	// into few TLS records and file regions are copied (no sendfile).
+	isTLS bool
 	// ctx is passed to Handle; cancelled when the connection closes.
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -90,6 +96,7 @@ func newConnection(s *Server, netConn net.Conn, listenerName, remoteIP string) *
 		turn:     make(chan struct{}, 1),
 		closed:   make(chan struct{}),
 	}
+	_, c.isTLS = netConn.(handshakenConn)
 	c.ctx, c.cancel = context.WithCancel(s.baseContext)
 	return c
 }
@@ -99,6 +106,9 @@ func newConnection(s *Server, netConn net.Conn, listenerName, remoteIP string) *
 func (c *connection) readLoop() {
 	defer c.server.readers.Done()
 	s := c.server
+	if !c.handshakeTLS() {
+		return
+	}
 	reader := bufio.NewReaderSize(&socketReader{c: c}, readBufferBytes)
 	sizeBuffer := make([]byte, 4)
 	// pooled is the pooled buffer of the frame being read, if its API key

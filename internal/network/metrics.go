@@ -35,6 +35,7 @@ type counters struct {
 	bytesSent           atomic.Uint64
 	sendfileBytes       atomic.Uint64
 	copiedFileBytes     atomic.Uint64
+	tlsHandshakesFailed atomic.Uint64
 	readersBlocked      atomic.Int64
 	queueFullWaits      atomic.Uint64
 	requestQueueMax     atomic.Int64
@@ -95,6 +96,9 @@ type Stats struct {
 	// BytesSent by how they went out.
 	SendfileBytes   uint64
 	CopiedFileBytes uint64
+	// TLSHandshakesFailed counts TLS connections closed before their first
+	// request: a failed handshake or no principal for the client certificate.
+	TLSHandshakesFailed uint64
 
 	// HandlerIdle is the total time handler goroutines spent waiting for a
 	// request, HandlerBusy the time they spent in Handle.

@@ -165,7 +165,7 @@ func (s *Server) Start() error {
 	}
 	for i, listener := range listeners {
 		s.acceptors.Add(1)
-		go s.accept(listener, s.cfg.Listeners[i].Name, s.cfg.Listeners[i].OpenAtStart)
+		go s.accept(listener, &s.cfg.Listeners[i])
 		s.logger.Info("listening", "listener", s.cfg.Listeners[i].Name, "address", listener.Addr().String())
 	}
 	return nil
@@ -206,9 +206,10 @@ func (s *Server) Addrs() []net.Addr {
 }
 
 // accept runs one listener's accept loop until Shutdown.
-func (s *Server) accept(listener net.Listener, listenerName string, openAtStart bool) {
+func (s *Server) accept(listener net.Listener, spec *ListenerSpec) {
 	defer s.acceptors.Done()
-	if s.acceptGate != nil && !openAtStart {
+	listenerName := spec.Name
+	if s.acceptGate != nil && !spec.OpenAtStart {
 		// Bound but not yet open: clients wait in the accept backlog.
 		select {
 		case <-s.acceptGate:
@@ -250,13 +251,14 @@ func (s *Server) accept(listener net.Listener, listenerName string, openAtStart 
 			continue
 		}
 		backoff = 0
-		s.serve(netConn, listenerName)
+		s.serve(netConn, spec)
 	}
 }
 
 // serve registers an accepted connection and starts its reader and writer,
 // or closes it at once when its IP is over max.connections.per.ip.
-func (s *Server) serve(netConn net.Conn, listenerName string) {
+func (s *Server) serve(netConn net.Conn, spec *ListenerSpec) {
+	listenerName := spec.Name
 	remoteIP := remoteIPOf(netConn)
 	s.mu.Lock()
 	if s.mu.state != serverRunning {
@@ -275,7 +277,10 @@ func (s *Server) serve(netConn net.Conn, listenerName string) {
 		return
 	}
 	s.mu.connectionsPerIP[remoteIP]++
-	c := newConnection(s, netConn, listenerName, remoteIP)
+	s.setSocketOptions(netConn)
+	c := newConnection(s, wrapTLS(netConn, spec), listenerName, remoteIP)
+	c.info.SecurityProtocol = spec.SecurityProtocol
+	c.tlsPrincipal = spec.TLSPrincipal
 	s.mu.connections[c.info.ID] = c
 	s.readers.Add(1)
 	s.writers.Add(1)
@@ -283,7 +288,6 @@ func (s *Server) serve(netConn net.Conn, listenerName string) {
 
 	s.counters.connectionsAccepted.Add(1)
 	s.counters.connectionsActive.Add(1)
-	s.setSocketOptions(netConn)
 	go c.readLoop()
 	go c.writeLoop()
 }
@@ -424,6 +428,7 @@ func (s *Server) Stats() Stats {
 		BytesSent:            s.counters.bytesSent.Load(),
 		SendfileBytes:        s.counters.sendfileBytes.Load(),
 		CopiedFileBytes:      s.counters.copiedFileBytes.Load(),
+		TLSHandshakesFailed:  s.counters.tlsHandshakesFailed.Load(),
 		NetworkBusy:          time.Duration(s.counters.networkBusyNanos.Load()),
 		NumIOThreads:         s.cfg.NumIOThreads,
 		NumNetworkThreads:    s.cfg.NumNetworkThreads,

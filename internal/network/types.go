@@ -2,6 +2,7 @@ package network
 
 import (
 	"context"
+	"crypto/tls"
 	"io"
 	"net"
 	"sync/atomic"
@@ -108,12 +109,22 @@ func NewRequest(header RequestHeader, body []byte, conn *ConnInfo, respond func(
 // ConnInfo describes a client connection. Principal is the authenticated
 // identity ("User:ANONYMOUS" on plaintext listeners), kept for the authorizer.
 // ID is unique within a Server.
+//
+// The fields are set before the connection's first request is read and do
+// not change after it (SASL re-authentication aside), so handlers may read
+// them without a lock.
 type ConnInfo struct {
 	ID         uint64
 	Listener   string
 	LocalAddr  net.Addr
 	RemoteAddr net.Addr
 	Principal  string
+	// SecurityProtocol is the listener's PLAINTEXT, SSL, SASL_PLAINTEXT or
+	// SASL_SSL.
+	SecurityProtocol string
+	// TLS is the completed handshake's state on SSL and SASL_SSL listeners
+	// (the peer's verified chain among it); nil on plaintext ones.
+	TLS *tls.ConnectionState
 }
 
 // Respond delivers the response to this request. It may be called from any

@@ -166,6 +166,9 @@ func (w *responseWriter) flush() error {
 	if len(w.iovecs) == 0 {
 		return nil
 	}
+	if w.c.isTLS {
+		return w.flushCoalesced()
+	}
 	iovecs := w.iovecs
 	n, err := iovecs.WriteTo(w.c.netConn)
 	w.c.server.counters.bytesSent.Add(uint64(n))

@@ -1,6 +1,7 @@
 package quorum
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -93,6 +94,10 @@ type Config struct {
 	// ListenAddr is this controller's listener, host:port; port 0 picks one
 	// (see Quorum.Addr). Ignored when Listener is set.
 	ListenAddr string
+	// DialTLS, when set, makes connections to peers TLS client connections
+	// with this config (the controller listener is SSL or SASL_SSL); the
+	// peer's host is the server name verified unless the config names one.
+	DialTLS *tls.Config
 	// Listener, when set, is used instead of listening on ListenAddr, so a
 	// caller can bind every voter's listener before it knows all addresses.
 	// Start takes it over: it is closed by Stop, or by Start if Start fails.

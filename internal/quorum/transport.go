@@ -3,6 +3,7 @@ package quorum
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -57,7 +58,9 @@ type transport struct {
 	// dialControl prepares an outbound socket before it connects (see
 	// userTimeoutControl).
 	dialControl func(network, address string, raw syscall.RawConn) error
-	listener    net.Listener
+	// dialTLS is Config.DialTLS.
+	dialTLS  *tls.Config
+	listener net.Listener
 	// peers holds every other voter; it is not modified after newTransport.
 	peers map[uint64]*peer
 	// deliver hands a received message to the raft loop without blocking; it
@@ -100,6 +103,7 @@ func newTransport(cfg Config, listener net.Listener, deliver func(*raftpb.Messag
 		backoffMin:     time.Duration(cfg.RetryBackoffMs) * time.Millisecond,
 		backoffMax:     time.Duration(cfg.RetryBackoffMaxMs) * time.Millisecond,
 		dialControl:    userTimeoutControl(time.Duration(cfg.RequestTimeoutMs) * time.Millisecond),
+		dialTLS:        cfg.DialTLS,
 		listener:       listener,
 		peers:          make(map[uint64]*peer),
 		deliver:        deliver,
@@ -350,6 +354,11 @@ func (t *transport) dial(p *peer) (net.Conn, error) {
 	c, err := dialer.DialContext(t.ctx, "tcp", p.addr)
 	if err != nil {
 		return nil, err
+	}
+	if t.dialTLS != nil {
+		if c, err = t.handshake(c, p.addr); err != nil {
+			return nil, err
+		}
 	}
 	if !t.track(c, false) {
 		c.Close()

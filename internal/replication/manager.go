@@ -39,7 +39,12 @@ type Config struct {
 	FetchBackoffMs int32
 	// SocketTimeoutMs is replica.socket.timeout.ms.
 	SocketTimeoutMs int32
-	Logger          *slog.Logger
+	// ListenerName is inter.broker.listener.name: fetchers connect to the
+	// leader's endpoint of that name.
+	ListenerName string
+	// ClientOpts are the security options of the inter-broker listener.
+	ClientOpts []kgo.Opt
+	Logger     *slog.Logger
 }
 
 // Manager keeps one fetcher per leader broker, matching the partition
@@ -90,7 +95,7 @@ func (m *Manager) Apply() {
 		}
 	}
 	for id, follows := range byLeader {
-		addr := brokerAddr(img, id)
+		addr := brokerAddr(img, id, m.cfg.ListenerName)
 		fe := m.mu.fetchers[id]
 		if fe != nil && fe.addr != addr {
 			fe.stop()
@@ -116,15 +121,20 @@ func (m *Manager) Shutdown() {
 	}
 }
 
-func brokerAddr(img *metadata.Image, id int32) string {
+func brokerAddr(img *metadata.Image, id int32, listener string) string {
 	b := img.Broker(id)
 	if b == nil || len(b.Endpoints) == 0 {
 		return ""
 	}
 	ep := b.Endpoints[0]
+	for _, candidate := range b.Endpoints {
+		if candidate.Name == listener {
+			ep = candidate
+		}
+	}
 	return net.JoinHostPort(ep.Host, strconv.Itoa(int(ep.Port)))
 }
 
-func newClient(addr string) (*kgo.Client, error) {
-	return kgo.NewClient(kgo.SeedBrokers(addr), kgo.RetryTimeout(0), kgo.RequestRetries(0))
+func newClient(addr string, security []kgo.Opt) (*kgo.Client, error) {
+	return kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.RetryTimeout(0), kgo.RequestRetries(0)}, security...)...)
 }

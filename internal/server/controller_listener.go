@@ -2,10 +2,13 @@ package server
 
 import (
 	"bytes"
+	"crypto/tls"
 	"io"
 	"net"
 	"sync"
 	"time"
+
+	"github.com/samsa-streaming/samsa/internal/security"
 )
 
 // The controller listener (controller.listener.names) carries two protocols
@@ -26,15 +29,18 @@ const sniffTimeoutMs = 10000
 // controllerListener splits one bound listener into the Raft and the Kafka
 // side.
 type controllerListener struct {
-	inner       net.Listener
+	inner net.Listener
+	// tls, when set, is the listener's TLS side (SSL or SASL_SSL): each
+	// connection's handshake is done before its first bytes are sniffed.
+	tls         *security.ServerTLS
 	raft, kafka *chanListener
 	// open counts the sides not closed yet; the bound listener closes with
 	// the last.
 	open sync.WaitGroup
 }
 
-func newControllerListener(inner net.Listener) *controllerListener {
-	cl := &controllerListener{inner: inner}
+func newControllerListener(inner net.Listener, serverTLS *security.ServerTLS) *controllerListener {
+	cl := &controllerListener{inner: inner, tls: serverTLS}
 	cl.raft = newChanListener(inner.Addr(), &cl.open)
 	cl.kafka = newChanListener(inner.Addr(), &cl.open)
 	go cl.acceptLoop()
@@ -61,6 +67,14 @@ func (cl *controllerListener) acceptLoop() {
 func (cl *controllerListener) route(c net.Conn) {
 	head := make([]byte, len(raftPreamble))
 	c.SetReadDeadline(time.Now().Add(sniffTimeoutMs * time.Millisecond))
+	if cl.tls != nil {
+		tlsConn := tls.Server(c, cl.tls.Config())
+		if err := tlsConn.Handshake(); err != nil {
+			c.Close()
+			return
+		}
+		c = tlsConn
+	}
 	if _, err := io.ReadFull(c, head); err != nil {
 		c.Close()
 		return
@@ -71,7 +85,7 @@ func (cl *controllerListener) route(c net.Conn) {
 		side = cl.raft
 	}
 	select {
-	case side.conns <- &prefixedConn{Conn: c, prefix: head}:
+	case side.conns <- wrapPrefixed(c, head):
 	case <-side.done:
 		c.Close()
 	}
@@ -124,4 +138,30 @@ func (c *prefixedConn) Read(p []byte) (int, error) {
 		return n, nil
 	}
 	return c.Conn.Read(p)
+}
+
+// tlsPrefixedConn is a prefixedConn over a TLS connection whose handshake is
+// done; the network layer reads the handshake's state from it.
+type tlsPrefixedConn struct {
+	prefixedConn
+	tls *tls.Conn
+}
+
+// ConnectionState is the completed handshake's state.
+func (c *tlsPrefixedConn) ConnectionState() tls.ConnectionState { return c.tls.ConnectionState() }
+
+func wrapPrefixed(c net.Conn, head []byte) net.Conn {
+	if tlsConn, ok := c.(*tls.Conn); ok {
+		return &tlsPrefixedConn{prefixedConn: prefixedConn{Conn: c, prefix: head}, tls: tlsConn}
+	}
+	return &prefixedConn{Conn: c, prefix: head}
+}
+
+// principal names the principal of a Kafka connection on an SSL controller
+// listener from its client certificate; nil when the listener is not SSL.
+func (cl *controllerListener) principalFunc(protocol string) func(tls.ConnectionState) (string, error) {
+	if cl.tls == nil || protocol != "SSL" {
+		return nil
+	}
+	return cl.tls.Principal
 }

@@ -48,6 +48,8 @@ type metadataFollower struct {
 	voters []config.QuorumVoter
 	ctrl   *controller.Controller
 	logger *slog.Logger
+	// securityOpts are the controller listener's client security options.
+	securityOpts []kgo.Opt
 	// requestTimeout is controller.quorum.request.timeout.ms; backoff is
 	// controller.quorum.retry.backoff.ms.
 	requestTimeout, backoff time.Duration
@@ -77,6 +79,10 @@ func newMetadataFollower(cfg *config.Broker, ctrl *controller.Controller, logger
 		backoff:        time.Duration(max(configInt(cfg, "controller.quorum.retry.backoff.ms"), 1)) * time.Millisecond,
 		clients:        map[int32]*kgo.Client{},
 		done:           make(chan struct{}),
+	}
+	var err error
+	if f.securityOpts, err = clientOpts(cfg, controllerListenerName(cfg)); err != nil {
+		return nil, err
 	}
 	f.mu.leaderID = -1
 	f.mu.changed = make(chan struct{})
@@ -191,7 +197,7 @@ func (f *metadataFollower) client(v config.QuorumVoter) (*kgo.Client, error) {
 	if cl := f.clients[v.NodeID]; cl != nil {
 		return cl, nil
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(net.JoinHostPort(v.Host, strconv.Itoa(int(v.Port)))))
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(net.JoinHostPort(v.Host, strconv.Itoa(int(v.Port))))}, f.securityOpts...)...)
 	if err != nil {
 		return nil, err
 	}

@@ -123,6 +123,11 @@ func quorumConfig(cfg *config.Broker, fs vfs.FS, logger *slog.Logger) (quorum.Co
 		qc.ListenAddr = "127.0.0.1:0"
 		return qc, nil
 	}
+	dialTLS, err := clientTLS(cfg, controllerListenerName(cfg))
+	if err != nil {
+		return quorum.Config{}, err
+	}
+	qc.DialTLS = dialTLS
 	for _, v := range cfg.ControllerQuorumVoters {
 		qc.Voters = append(qc.Voters, quorum.Voter{ID: v.NodeID, Addr: net.JoinHostPort(v.Host, strconv.Itoa(v.Port))})
 	}
@@ -188,7 +193,12 @@ func (a *activeController) request(ctx context.Context, req kmsg.Request) (kmsg.
 		if a.client != nil {
 			a.client.Close()
 		}
-		cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+		securityOpts, err := a.n.clientOpts(controllerListenerName(a.n.cfg))
+		if err != nil {
+			a.mu.Unlock()
+			return nil, err
+		}
+		cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr)}, securityOpts...)...)
 		if err != nil {
 			a.mu.Unlock()
 			return nil, err

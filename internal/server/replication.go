@@ -17,7 +17,11 @@ import (
 // reconcile.
 func (n *Node) setupReplication() {
 	cfg := n.cfg
+	// Checked at start (checkClientSecurity).
+	securityOpts, _ := n.clientOpts(cfg.InterBrokerListenerName)
 	n.replicas = replication.NewManager(replication.Config{
+		ListenerName:          cfg.InterBrokerListenerName,
+		ClientOpts:            securityOpts,
 		NodeID:                cfg.NodeID,
 		FetchMaxBytes:         cfg.ReplicaFetchMaxBytes,
 		FetchResponseMaxBytes: cfg.ReplicaFetchResponseMaxBytes,

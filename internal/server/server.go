@@ -150,6 +150,10 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 		ValidateTopicConfigs:     config.ValidateTopicConfigs,
 		Logger:                   logging.component("controller"),
 	}, n.journal)
+	if err := checkClientSecurity(cfg); err != nil {
+		logs.Shutdown()
+		return nil, err
+	}
 	var controllerListener *controllerListener
 	if cfg.IsController() {
 		qcfg, err := quorumConfig(cfg, opts.FS, logging.component("controller"))
@@ -165,7 +169,13 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 				logs.Shutdown()
 				return nil, fmt.Errorf("controller listener %s: %w", qcfg.ListenAddr, err)
 			}
-			controllerListener = newControllerListener(bound)
+			listenerTLS, err := serverTLS(cfg, controllerListenerName(cfg), logging.component("network"))
+			if err != nil {
+				bound.Close()
+				logs.Shutdown()
+				return nil, err
+			}
+			controllerListener = newControllerListener(bound, listenerTLS)
 			qcfg.Listener = controllerListener.raft
 		}
 		// Starting the quorum replays the metadata log into the controller.
@@ -231,12 +241,20 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 			continue
 		}
 		n.clientListeners = append(n.clientListeners, l)
-		listeners = append(listeners, network.ListenerSpec{Name: l.Name, Address: net.JoinHostPort(l.Host, strconv.Itoa(l.Port))})
+		spec, err := secureListenerSpec(cfg, network.ListenerSpec{Name: l.Name, Address: net.JoinHostPort(l.Host, strconv.Itoa(l.Port))}, n.broker.Config, logging.component("network"))
+		if err != nil {
+			logs.Shutdown()
+			return nil, err
+		}
+		listeners = append(listeners, spec)
 	}
 	// The controller listener comes last, so the client listeners keep their
 	// indexes in Addrs.
 	if controllerListener != nil {
-		listeners = append(listeners, network.ListenerSpec{Name: cfg.ControllerListenerNames[0], Address: controllerListener.inner.Addr().String(), Listener: controllerListener.kafka, OpenAtStart: true})
+		followDynamicConfig(controllerListener.tls, cfg.ControllerListenerNames[0], n.broker.Config)
+		// Its TLS handshake, if any, was done by the controller listener.
+		listeners = append(listeners, network.ListenerSpec{Name: cfg.ControllerListenerNames[0], Address: controllerListener.inner.Addr().String(), Listener: controllerListener.kafka, OpenAtStart: true,
+			SecurityProtocol: cfg.ListenerSecurityProtocolMap[cfg.ControllerListenerNames[0]], TLSPrincipal: controllerListener.principalFunc(cfg.ListenerSecurityProtocolMap[cfg.ControllerListenerNames[0]])})
 	}
 	n.broker.Metrics = n.metrics
 	n.network, err = network.NewServer(network.Config{

@@ -24,6 +24,8 @@ import (
 func (n *Node) setupTransactions(logger *slog.Logger) {
 	cfg := n.cfg
 	n.txnPeers = newBrokerClients(n.controller.Image, int64(cfg.RequestTimeoutMs))
+	n.txnPeers.listener = cfg.InterBrokerListenerName
+	n.txnPeers.securityOpts, _ = n.clientOpts(cfg.InterBrokerListenerName) // checked at start
 	n.txn = txn.NewCoordinator(txn.Config{
 		NumPartitions: func() int32 {
 			if t := n.controller.Image().Topic(controller.TransactionStateTopic); t != nil {

@@ -28,6 +28,10 @@ type brokerClients struct {
 	// timeoutMs bounds every request (request.timeout.ms, as Kafka's
 	// inter-broker network clients).
 	timeoutMs int64
+	// listener and securityOpts are the inter-broker listener's name and
+	// client security options.
+	listener     string
+	securityOpts []kgo.Opt
 
 	mu struct {
 		sync.Mutex
@@ -63,7 +67,7 @@ func (b *brokerClients) client(broker int32) (*kgo.Client, error) {
 	if br == nil || len(br.Endpoints) == 0 || br.Fenced {
 		return nil, fmt.Errorf("%w: %d", errUnknownBroker, broker)
 	}
-	ep := br.Endpoints[0]
+	ep := endpointOf(br.Endpoints, b.listener)
 	addr := net.JoinHostPort(ep.Host, strconv.Itoa(int(ep.Port)))
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -77,8 +81,8 @@ func (b *brokerClients) client(broker int32) (*kgo.Client, error) {
 		c.client.Close()
 		delete(b.mu.clients, broker)
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RetryTimeout(0), kgo.RequestRetries(0),
-		kgo.RequestTimeoutOverhead(time.Duration(b.timeoutMs)*time.Millisecond))
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.RetryTimeout(0), kgo.RequestRetries(0),
+		kgo.RequestTimeoutOverhead(time.Duration(b.timeoutMs) * time.Millisecond)}, b.securityOpts...)...)
 	if err != nil {
 		return nil, err
 	}
