@@ -46,8 +46,16 @@ func TestReadAheadWaitsForBudget(t *testing.T) {
 	client.send(pipelinedKey, 3, 4, []byte("p4"))
 	third := handler.next(t)
 	waitFor(t, "request 4 read ahead", func() bool { return s.Stats().RequestsReceived == 4 })
-	if got := readAheadBytes.Load(); got != 1<<frameBufferClassMinShift {
-		t.Fatalf("request 4, read ahead, holds %d bytes of the budget, want %d", got, 1<<frameBufferClassMinShift)
+	// Request 4 is read ahead of request 3. Request 3 is too when it came in
+	// the moment between request 2's response going out and the writer
+	// recording it as answered; either way each frame read ahead holds its
+	// share of the budget and nothing else does.
+	readAhead := s.Stats().RequestsReadAhead
+	if readAhead < 1 || readAhead > 2 {
+		t.Fatalf("%d requests read ahead of 3 and 4, want request 4 (and perhaps 3)", readAhead)
+	}
+	if got, want := readAheadBytes.Load(), int64(readAhead)<<frameBufferClassMinShift; got != want {
+		t.Fatalf("%d requests read ahead hold %d bytes of the budget, want %d", readAhead, got, want)
 	}
 	third.Respond(BytesResponse(third.Body))
 	client.expectResponse(false, 3, "p3")
