@@ -230,6 +230,10 @@ func newACLsListCommand(opts *globalOptions) *cobra.Command {
 match lists the ACLs that apply to a resource name (its literal ACLs, the
 wildcard and every prefix of it); any (the default) lists ACLs of any pattern
 with exactly that name.`,
+		Example: `  samsa acls list
+  samsa acls list --topic orders
+  samsa acls list --topic orders-2026 --resource-pattern-type match
+  samsa acls list --principal User:alice`,
 		Args: argsNone,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			pattern, err := f.parsePattern(cmd, authz.PatternAny, authz.PatternAny, authz.PatternMatch, authz.PatternLiteral, authz.PatternPrefixed)
