@@ -147,7 +147,7 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 		DefaultNumPartitions:     cfg.NumPartitions,
 		DefaultReplicationFactor: cfg.DefaultReplicationFactor,
 		DeleteTopicEnable:        cfg.DeleteTopicEnable,
-		ValidateTopicConfigs:     config.ValidateTopicConfigs,
+		ValidateTopicConfigs:     cfg.ValidateTopicConfigs,
 		Logger:                   logging.component("controller"),
 	}, n.journal)
 	var controllerListener *controllerListener
