@@ -33,6 +33,7 @@ package blob
 import (
 	"context"
 	"errors"
+	"io"
 	"net/url"
 )
 
@@ -60,6 +61,9 @@ type Bucket interface {
 	// Put stores body under key, replacing nothing in normal use: keys are
 	// written once.
 	Put(ctx context.Context, key string, body []byte) error
+	// PutSection stores size bytes read from r at offset 0, streaming them
+	// so a segment is never held in memory whole; a retry reads r again.
+	PutSection(ctx context.Context, key string, r io.ReaderAt, size int64) error
 	// Get returns the whole object.
 	Get(ctx context.Context, key string) ([]byte, error)
 	// GetRange returns length bytes from offset; length < 0 reads to the

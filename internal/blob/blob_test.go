@@ -51,6 +51,18 @@ func TestBucketSuite(t *testing.T) {
 			if err := b.Put(ctx, "topic/1/c.log", nil); err != nil {
 				t.Fatalf("put empty: %v", err)
 			}
+			if err := b.PutSection(ctx, "topic/1/d.log", bytes.NewReader(body), 777); err != nil {
+				t.Fatalf("put section: %v", err)
+			}
+			if got, err := b.Get(ctx, "topic/1/d.log"); err != nil || !bytes.Equal(got, body[:777]) {
+				t.Fatalf("section: %d bytes, %v", len(got), err)
+			}
+			if err := b.PutSection(ctx, "topic/1/e.log", bytes.NewReader(body[:10]), 20); err == nil {
+				t.Fatal("short source stored")
+			}
+			if _, err := b.Get(ctx, "topic/1/e.log"); !errors.Is(err, blob.ErrNotFound) {
+				t.Fatalf("a failed section upload is visible: %v", err)
+			}
 			got, err := b.Get(ctx, "topic/0/a.log")
 			if err != nil || !bytes.Equal(got, body) {
 				t.Fatalf("get: %d bytes, %v", len(got), err)

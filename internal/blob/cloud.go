@@ -50,6 +50,29 @@ func (c *cloudBucket) Put(ctx context.Context, key string, body []byte) error {
 	return nil
 }
 
+func (c *cloudBucket) PutSection(ctx context.Context, key string, r io.ReaderAt, size int64) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w, err := c.bucket.NewWriter(ctx, key, &gcblob.WriterOptions{ContentType: "application/octet-stream"})
+	if err != nil {
+		return classify("put", key, err)
+	}
+	n, err := io.Copy(w, io.NewSectionReader(r, 0, size))
+	if err == nil && n != size {
+		err = fmt.Errorf("source gave %d of %d bytes: %w", n, size, io.ErrUnexpectedEOF)
+	}
+	if err != nil {
+		// Cancelling before Close abandons the upload: nothing is stored.
+		cancel()
+		_ = w.Close()
+		return classify("put", key, err)
+	}
+	if err := w.Close(); err != nil {
+		return classify("put", key, err)
+	}
+	return nil
+}
+
 func (c *cloudBucket) Get(ctx context.Context, key string) ([]byte, error) {
 	return c.GetRange(ctx, key, 0, -1)
 }

@@ -2,6 +2,7 @@ package blob
 
 import (
 	"context"
+	"io"
 	"fmt"
 	"strings"
 	"sync"
@@ -170,6 +171,10 @@ func (f *Faulty) around(ctx context.Context, op Op, key string, inner func() err
 
 func (f *Faulty) Put(ctx context.Context, key string, body []byte) error {
 	return f.around(ctx, OpPut, key, func() error { return f.inner.Put(ctx, key, body) })
+}
+
+func (f *Faulty) PutSection(ctx context.Context, key string, r io.ReaderAt, size int64) error {
+	return f.around(ctx, OpPut, key, func() error { return f.inner.PutSection(ctx, key, r, size) })
 }
 
 func (f *Faulty) Get(ctx context.Context, key string) ([]byte, error) {

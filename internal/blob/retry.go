@@ -2,6 +2,7 @@ package blob
 
 import (
 	"context"
+	"io"
 	"math/rand/v2"
 	"time"
 )
@@ -74,6 +75,10 @@ func (r *retryBucket) do(ctx context.Context, op func() error) error {
 
 func (r *retryBucket) Put(ctx context.Context, key string, body []byte) error {
 	return r.do(ctx, func() error { return r.inner.Put(ctx, key, body) })
+}
+
+func (r *retryBucket) PutSection(ctx context.Context, key string, source io.ReaderAt, size int64) error {
+	return r.do(ctx, func() error { return r.inner.PutSection(ctx, key, source, size) })
 }
 
 func (r *retryBucket) Get(ctx context.Context, key string) ([]byte, error) {
