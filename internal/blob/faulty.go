@@ -2,8 +2,8 @@ package blob
 
 import (
 	"context"
-	"io"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"time"

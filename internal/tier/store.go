@@ -391,4 +391,3 @@ func DecodeEpochCheckpoint(b []byte) ([]EpochEntry, error) {
 	}
 	return out, nil
 }
-
