@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"sort"
 	"strconv"
 	"strings"
@@ -26,6 +27,7 @@ type Partition struct {
 type LocalSegment struct {
 	BaseOffset     int64
 	EndOffset      int64 // last offset in the segment, inclusive
+	SizeBytes      int64
 	MaxTimestampMs int64
 	Files          map[FileKind]string
 }
@@ -123,10 +125,15 @@ func (s *Store) CopySegment(ctx context.Context, req CopyRequest) (SegmentMetada
 			continue
 		}
 		size, err := s.putFile(ctx, dir+kind.ObjectName(), path)
+		if errors.Is(err, fs.ErrNotExist) && kind != FileSegment {
+			// The log creates a transaction index only for a segment
+			// with aborted transactions.
+			continue
+		}
 		if err != nil {
 			return m, err
 		}
-		if kind == FileTransactionIndex && size == 0 {
+		if size == 0 && kind != FileSegment {
 			continue
 		}
 		m.Files = append(m.Files, FileSize{Kind: kind, Size: size})

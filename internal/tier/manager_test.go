@@ -1,0 +1,162 @@
+package tier
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/samsa-streaming/samsa/internal/log"
+	"github.com/samsa-streaming/samsa/internal/record"
+	"github.com/samsa-streaming/samsa/internal/vfs"
+)
+
+// logAdapter presents an internal/log Log as a PartitionLog, as the
+// server's adapter does.
+type logAdapter struct{ l *log.Log }
+
+func (a logAdapter) ClosedSegments() []LocalSegment {
+	var out []LocalSegment
+	for _, s := range a.l.ClosedSegments() {
+		out = append(out, LocalSegment{BaseOffset: s.BaseOffset, EndOffset: s.EndOffset, SizeBytes: s.SizeBytes,
+			MaxTimestampMs: s.MaxTimestampMs, Files: map[FileKind]string{
+				FileSegment: s.LogPath, FileOffsetIndex: s.IndexPath, FileTimeIndex: s.TimeIndexPath, FileTransactionIndex: s.TxnIndexPath}})
+	}
+	return out
+}
+func (a logAdapter) LastStableOffset() int64 { return a.l.LogEndOffset() }
+func (a logAdapter) LogStartOffset() int64   { return a.l.LogStartOffset() }
+func (a logAdapter) LocalSizeBytes() int64   { return a.l.Size() }
+func (a logAdapter) LeaderEpochs() []EpochEntry {
+	var out []EpochEntry
+	for _, e := range a.l.EpochCache().Entries() {
+		out = append(out, EpochEntry{Epoch: e.Epoch, StartOffset: e.StartOffset})
+	}
+	return out
+}
+func (a logAdapter) ProducerSnapshotPath(int64) string { return "" }
+
+func newTestLog(t *testing.T) *log.Log {
+	t.Helper()
+	m, err := log.NewManager(vfs.Default, []string{t.TempDir()}, log.ManagerOptions{ClusterID: "tier-test", NodeID: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Shutdown() })
+	l, err := m.Create(log.TopicPartition{Topic: "tiered", Partition: 3}, testPartition.TopicID, log.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// appendSegment appends n records at timestamp ts and rolls.
+func appendSegment(t *testing.T, l *log.Log, n int, ts int64, roll bool) {
+	t.Helper()
+	opts := record.DefaultBuildOptions()
+	opts.BaseTimestamp = ts
+	records := make([]record.Record, n)
+	for i := range records {
+		records[i] = record.Record{Key: []byte{byte(i)}, Value: bytes.Repeat([]byte{byte(i)}, 200)}
+	}
+	batch, err := record.Build(opts, records)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Append(batch, 0); err != nil {
+		t.Fatal(err)
+	}
+	l.UpdateHighWatermark(l.LogEndOffset())
+	if roll {
+		if err := l.Roll(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestManagerOffloadsRealSegments drives the remote log manager over a real
+// partition log on each bucket kind: the closed segments below the LSO go
+// up, their objects equal the Kafka-format files byte for byte, a second
+// run copies nothing, a task of a deposed leader copies nothing, and total
+// retention and DeleteRecords expire remote segments.
+func TestManagerOffloadsRealSegments(t *testing.T) {
+	ctx := context.Background()
+	for name, bucket := range testBuckets(t) {
+		t.Run(name, func(t *testing.T) {
+			l := newTestLog(t)
+			nowMs := int64(10_000_000)
+			for i := range 3 {
+				appendSegment(t, l, 20, nowMs-int64(3-i)*1000, true)
+			}
+			appendSegment(t, l, 5, nowMs, false) // the active segment stays local
+			store := NewStore(StoreConfig{Bucket: bucket})
+			manager := NewManager(ManagerConfig{Store: store, BrokerID: 1, CopierThreads: 2, OrphanGraceMs: 60_000,
+				Now: func() time.Time { return time.UnixMilli(nowMs) }})
+			task := Task{Partition: testPartition, Log: logAdapter{l}, LeaderEpoch: 0,
+				Settings: TopicSettings{RetentionMs: -1, RetentionBytes: -1}}
+
+			result, err := manager.Run(ctx, task)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(result.Copied) != 3 || result.CopiedOffset != 59 {
+				t.Fatalf("copied %d segments to offset %d", len(result.Copied), result.CopiedOffset)
+			}
+			for i, closed := range l.ClosedSegments() {
+				m := result.Copied[i]
+				for kind, path := range map[FileKind]string{FileSegment: closed.LogPath, FileOffsetIndex: closed.IndexPath, FileTimeIndex: closed.TimeIndexPath} {
+					local, _ := os.ReadFile(path)
+					remote, err := store.ReadFile(ctx, &m, kind)
+					if len(local) == 0 {
+						continue
+					}
+					if err != nil || !bytes.Equal(local, remote) {
+						t.Fatalf("segment %d %s: local %d bytes, remote %d, %v", closed.BaseOffset, kind.ObjectName(), len(local), len(remote), err)
+					}
+				}
+			}
+			again, err := manager.Run(ctx, task)
+			if err != nil || len(again.Copied) != 0 || len(again.View.Segments) != 3 {
+				t.Fatalf("second run: copied %d, view %d, %v", len(again.Copied), len(again.View.Segments), err)
+			}
+
+			// A task of epoch 4 on a log still at epoch 0 is fenced.
+			appendSegment(t, l, 20, nowMs, true)
+			stale := task
+			stale.LeaderEpoch = 4
+			if _, err := manager.Run(ctx, stale); !errors.Is(err, ErrNotLeaderEpoch) {
+				t.Fatalf("stale leader: %v", err)
+			}
+			// remote.log.copy.disable stops copying and keeps what is there.
+			disabled := task
+			disabled.Settings.CopyDisable = true
+			if r, err := manager.Run(ctx, disabled); err != nil || len(r.Copied) != 0 || len(r.View.Segments) != 3 {
+				t.Fatalf("copy disabled: %+v %v", r.Copied, err)
+			}
+
+			// Total retention by time expires the two oldest remote segments.
+			byTime := task
+			byTime.Settings.RetentionMs = 1500
+			r, err := manager.Run(ctx, byTime)
+			if err != nil || len(r.Copied) != 1 || len(r.Expired) != 2 || r.View.StartOffset() != 40 {
+				t.Fatalf("retention.ms: copied %d expired %d start %d %v", len(r.Copied), len(r.Expired), r.View.StartOffset(), err)
+			}
+			// DeleteRecords below 60 expires the segment ending at 59.
+			if err := l.DeleteRecordsBefore(60); err != nil {
+				t.Fatal(err)
+			}
+			r, err = manager.Run(ctx, task)
+			if err != nil || len(r.Expired) != 1 || r.View.StartOffset() != 60 {
+				t.Fatalf("below log start: expired %d start %d %v", len(r.Expired), r.View.StartOffset(), err)
+			}
+			if err := store.DeleteTopic(ctx, testPartition.TopicID); err != nil {
+				t.Fatal(err)
+			}
+			if n := countObjects(t, bucket, ""); n != 0 {
+				t.Fatalf("%d objects after topic deletion", n)
+			}
+		})
+	}
+}
