@@ -298,6 +298,13 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 		logs.Start(ctx)
 		n.startTransactionTimers(ctx)
 		go n.runISRChecks(ctx)
+		if err := n.startTier(ctx); err != nil {
+			cancel()
+			n.network.Shutdown(context.Background())
+			n.stopMetadata()
+			logs.Shutdown()
+			return nil, fmt.Errorf("tiered storage: %w", err)
+		}
 	}
 	go n.runLiveness(ctx)
 	go n.runLeaderRebalance(ctx)

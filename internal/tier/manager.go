@@ -146,7 +146,8 @@ func (m *Manager) copy(ctx context.Context, task Task, result *TaskResult) error
 	toCopy := SegmentsToCopy(infos, task.Log.LastStableOffset(), result.CopiedOffset)
 	for _, info := range toCopy {
 		epochs := task.Log.LeaderEpochs()
-		if n := len(epochs); n == 0 || epochs[n-1].Epoch != task.LeaderEpoch {
+		// The log learnt of a newer leader: this task's leader is deposed.
+		if n := len(epochs); n > 0 && epochs[n-1].Epoch > task.LeaderEpoch {
 			return ErrNotLeaderEpoch
 		}
 		var seg LocalSegment

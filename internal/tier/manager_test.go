@@ -54,6 +54,10 @@ func newTestLog(t *testing.T) *log.Log {
 
 // appendSegment appends n records at timestamp ts and rolls.
 func appendSegment(t *testing.T, l *log.Log, n int, ts int64, roll bool) {
+	appendSegmentAtEpoch(t, l, n, ts, roll, 0)
+}
+
+func appendSegmentAtEpoch(t *testing.T, l *log.Log, n int, ts int64, roll bool, epoch int32) {
 	t.Helper()
 	opts := record.DefaultBuildOptions()
 	opts.BaseTimestamp = ts
@@ -65,7 +69,7 @@ func appendSegment(t *testing.T, l *log.Log, n int, ts int64, roll bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.Append(batch, 0); err != nil {
+	if _, err := l.Append(batch, epoch); err != nil {
 		t.Fatal(err)
 	}
 	l.UpdateHighWatermark(l.LogEndOffset())
@@ -122,13 +126,13 @@ func TestManagerOffloadsRealSegments(t *testing.T) {
 				t.Fatalf("second run: copied %d, view %d, %v", len(again.Copied), len(again.View.Segments), err)
 			}
 
-			// A task of epoch 4 on a log still at epoch 0 is fenced.
-			appendSegment(t, l, 20, nowMs, true)
-			stale := task
-			stale.LeaderEpoch = 4
-			if _, err := manager.Run(ctx, stale); !errors.Is(err, ErrNotLeaderEpoch) {
+			// The log moved to epoch 2 (a new leader wrote): a task of
+			// epoch 0, a deposed leader's, copies nothing.
+			appendSegmentAtEpoch(t, l, 20, nowMs, true, 2)
+			if _, err := manager.Run(ctx, task); !errors.Is(err, ErrNotLeaderEpoch) {
 				t.Fatalf("stale leader: %v", err)
 			}
+			task.LeaderEpoch = 2
 			// remote.log.copy.disable stops copying and keeps what is there.
 			disabled := task
 			disabled.Settings.CopyDisable = true

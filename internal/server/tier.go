@@ -1,0 +1,128 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/samsa-streaming/samsa/internal/blob"
+	"github.com/samsa-streaming/samsa/internal/metadata"
+	"github.com/samsa-streaming/samsa/internal/partition"
+	"github.com/samsa-streaming/samsa/internal/tier"
+)
+
+// startTier starts the remote log manager when remote.log.storage.system.enable
+// is on; with it off nothing is opened and no goroutine runs, so produce and
+// fetch pay nothing for tiered storage.
+//
+// Every remote.log.manager.task.interval.ms the loop runs one task for each
+// partition this node leads of a topic with remote.storage.enable=true: it
+// copies closed segments below the LSO and expires remote segments by total
+// retention. Local segments are deleted by the topic's retention.* as on an
+// untiered topic, and reads are served from local segments.
+func (n *Node) startTier(ctx context.Context) error {
+	cfg := n.broker.StaticConfig.Tier
+	if !cfg.RemoteLogStorageSystemEnable {
+		return nil
+	}
+	bucket, err := blob.Open(ctx, cfg.BucketURL)
+	if err != nil {
+		return err
+	}
+	retrying := blob.Retrying(bucket, blob.RetryPolicy{Attempts: 5,
+		BackoffMs: cfg.TaskRetryBackoffMs, BackoffMaxMs: cfg.TaskRetryBackoffMaxMs})
+	store := tier.NewStore(tier.StoreConfig{Bucket: retrying, Prefix: cfg.BucketPrefix})
+	manager := tier.NewManager(tier.ManagerConfig{Store: store, BrokerID: n.broker.StaticConfig.NodeID,
+		CopierThreads: int(cfg.CopierThreadPoolSize), OrphanGraceMs: 10 * cfg.TaskIntervalMs})
+	logger := n.logger.With("component", "tier")
+	logger.Info("tiered storage enabled", "bucket", blob.Redact(cfg.BucketURL))
+	go func() {
+		defer bucket.Close()
+		ticker := time.NewTicker(time.Duration(cfg.TaskIntervalMs) * time.Millisecond)
+		defer ticker.Stop()
+		tiered := map[metadata.UUID]bool{}
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-ticker.C:
+			}
+			n.runTierTasks(ctx, manager, store, tiered, logger)
+		}
+	}()
+	return nil
+}
+
+// runTierTasks runs one task per led tiered partition and deletes the
+// remote data of tiered topics that no longer exist.
+func (n *Node) runTierTasks(ctx context.Context, manager *tier.Manager, store *tier.Store, tiered map[metadata.UUID]bool, logger interface {
+	Warn(string, ...any)
+}) {
+	img := n.broker.Image()
+	for _, p := range n.partitions.All() {
+		tc := p.Config()
+		if tc == nil || !tc.RemoteStorageEnable || p.Closed() || p.LeaderID() != n.broker.StaticConfig.NodeID {
+			continue
+		}
+		tiered[p.TopicID] = true
+		task := tier.Task{Partition: tier.Partition{TopicID: p.TopicID, Partition: p.Index},
+			Log: partitionLog{p}, LeaderEpoch: p.LeaderEpoch(),
+			Settings: tier.TopicSettings{RetentionMs: tc.RetentionMs, RetentionBytes: tc.RetentionBytes, CopyDisable: tc.RemoteLogCopyDisable}}
+		if !tc.Delete() {
+			task.Settings.RetentionMs, task.Settings.RetentionBytes = -1, -1
+		}
+		if _, err := manager.Run(ctx, task); err != nil && ctx.Err() == nil {
+			logger.Warn("remote log manager task failed; retrying next interval", "partition", p.String(), "err", err)
+		}
+	}
+	for id := range tiered {
+		if img.TopicByID(id) != nil {
+			continue
+		}
+		if err := store.DeleteTopic(ctx, id); err != nil {
+			logger.Warn("deleting remote data of a deleted topic failed; retrying next interval", "err", err)
+			continue
+		}
+		delete(tiered, id)
+	}
+}
+
+// partitionLog adapts a hosted partition to tier.PartitionLog.
+type partitionLog struct{ p *partition.Partition }
+
+func (a partitionLog) ClosedSegments() []tier.LocalSegment {
+	closed := a.p.Log.ClosedSegments()
+	out := make([]tier.LocalSegment, len(closed))
+	for i, s := range closed {
+		out[i] = tier.LocalSegment{BaseOffset: s.BaseOffset, EndOffset: s.EndOffset, SizeBytes: s.SizeBytes,
+			MaxTimestampMs: s.MaxTimestampMs, Files: map[tier.FileKind]string{
+				tier.FileSegment: s.LogPath, tier.FileOffsetIndex: s.IndexPath,
+				tier.FileTimeIndex: s.TimeIndexPath, tier.FileTransactionIndex: s.TxnIndexPath}}
+	}
+	return out
+}
+
+func (a partitionLog) LastStableOffset() int64 { return a.p.LastStableOffset() }
+func (a partitionLog) LogStartOffset() int64   { return a.p.Log.LogStartOffset() }
+func (a partitionLog) LocalSizeBytes() int64   { return a.p.Log.Size() }
+
+func (a partitionLog) LeaderEpochs() []tier.EpochEntry {
+	entries := a.p.Log.EpochCache().Entries()
+	out := make([]tier.EpochEntry, len(entries))
+	for i, e := range entries {
+		out[i] = tier.EpochEntry{Epoch: e.Epoch, StartOffset: e.StartOffset}
+	}
+	return out
+}
+
+// ProducerSnapshotPath names Kafka's <offset %020d>.snapshot in the
+// partition's directory when it exists.
+func (a partitionLog) ProducerSnapshotPath(offset int64) string {
+	path := filepath.Join(a.p.Log.Dir(), fmt.Sprintf("%020d.snapshot", offset))
+	if _, err := os.Stat(path); err != nil {
+		return ""
+	}
+	return path
+}

@@ -1,0 +1,141 @@
+package server
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/samsa-streaming/samsa/internal/blob"
+	"github.com/samsa-streaming/samsa/internal/blob/blobtest"
+	"github.com/samsa-streaming/samsa/internal/tier"
+)
+
+// TestTieredTopicOffloadsClosedSegments runs a node with tiered storage on
+// a file:// bucket and, when moto_server is installed, an S3 bucket on
+// moto: a franz-go producer fills a topic with remote.storage.enable=true,
+// the leader copies its closed segments, the bucket's segment objects equal
+// the local .log files byte for byte, a consumer reads every record, and
+// deleting the topic empties the bucket.
+func TestTieredTopicOffloadsClosedSegments(t *testing.T) {
+	urls := map[string]string{"file": "file://" + t.TempDir()}
+	if blobtest.MotoInstalled() {
+		urls["s3-moto"] = blobtest.StartMoto(t).CreateBucket("samsa-tier")
+	}
+	for name, url := range urls {
+		t.Run(name, func(t *testing.T) {
+			tn := startTestNode(t, "remote.log.storage.system.enable=true", "rsm.config.bucket.url="+url,
+				"remote.log.manager.task.interval.ms=100")
+			ctx := testContext(t)
+			adm := tn.admin()
+			segmentBytes := "1048576"
+			mustCreateTopic(t, adm, "tiered", 1, map[string]*string{"remote.storage.enable": ptrTo("true"), "segment.bytes": &segmentBytes})
+			cl := tn.client(kgo.DefaultProduceTopic("tiered"), kgo.ProducerLinger(0), kgo.ProducerBatchCompression(kgo.NoCompression()))
+			const records = 1200
+			value := bytes.Repeat([]byte("v"), 3000)
+			for i := range records {
+				cl.Produce(ctx, &kgo.Record{Key: []byte(fmt.Sprint(i)), Value: value}, nil)
+			}
+			if err := cl.Flush(ctx); err != nil {
+				t.Fatal(err)
+			}
+			topics, err := adm.ListTopics(ctx, "tiered")
+			if err != nil {
+				t.Fatal(err)
+			}
+			topicID := topics["tiered"].ID
+
+			bucket, err := blob.Open(ctx, url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer bucket.Close()
+			store := tier.NewStore(tier.StoreConfig{Bucket: bucket})
+			part := tier.Partition{TopicID: topicID, Partition: 0}
+			var view tier.RemoteView
+			waitFor(t, 30*time.Second, "closed segments copied", func() bool {
+				uploads, err := store.ListUploads(ctx, part)
+				if err != nil {
+					return false
+				}
+				view = tier.BuildView(uploads, nil)
+				return len(view.Segments) >= 3
+			})
+			for _, m := range view.Segments {
+				local, err := os.ReadFile(filepath.Join(tn.dir, "tiered-0", fmt.Sprintf("%020d.log", m.BaseOffset)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				remote, err := store.ReadFile(ctx, &m, tier.FileSegment)
+				if err != nil || !bytes.Equal(local, remote) {
+					t.Fatalf("segment %d: local %d bytes, remote %d, %v", m.BaseOffset, len(local), len(remote), err)
+				}
+			}
+
+			consumer := tn.client(kgo.ConsumeTopics("tiered"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+			seen := 0
+			for seen < records {
+				fetches := consumer.PollFetches(ctx)
+				if err := fetches.Err(); err != nil {
+					t.Fatalf("consume after %d: %v", seen, err)
+				}
+				seen += fetches.NumRecords()
+			}
+
+			if _, err := adm.DeleteTopics(ctx, "tiered"); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, 30*time.Second, "bucket emptied after topic deletion", func() bool {
+				n := 0
+				_ = bucket.List(ctx, "", func(blob.ObjectInfo) error { n++; return nil })
+				return n == 0
+			})
+		})
+	}
+}
+
+// TestTieredTopicRefusedWithTieringOff checks Kafka's refusal of
+// remote.storage.enable on a broker without tiered storage, and of a
+// compacted tiered topic on one with it.
+func TestTieredTopicRefusedWithTieringOff(t *testing.T) {
+	for _, tt := range []struct {
+		overrides []string
+		configs   map[string]*string
+		want      string
+	}{
+		{nil, map[string]*string{"remote.storage.enable": ptrTo("true")}, "Tiered Storage functionality is disabled"},
+		{[]string{"remote.log.storage.system.enable=true", "rsm.config.bucket.url=file://" + t.TempDir()},
+			map[string]*string{"remote.storage.enable": ptrTo("true"), "cleanup.policy": ptrTo("compact")}, "cleanup.policy=delete"},
+	} {
+		tn := startTestNode(t, tt.overrides...)
+		resp, err := tn.admin().CreateTopics(testContext(t), 1, 1, tt.configs, "refused")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := resp["refused"]
+		if r.Err != kerr.InvalidConfig || !strings.Contains(r.ErrMessage, tt.want) {
+			t.Fatalf("got %v %q, want INVALID_CONFIG %q", r.Err, r.ErrMessage, tt.want)
+		}
+	}
+}
+
+func ptrTo(s string) *string { return &s }
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
