@@ -9,6 +9,7 @@ import (
 
 	"github.com/samsa-streaming/samsa/internal/blob"
 	"github.com/samsa-streaming/samsa/internal/metadata"
+	"github.com/samsa-streaming/samsa/internal/metrics"
 	"github.com/samsa-streaming/samsa/internal/partition"
 	"github.com/samsa-streaming/samsa/internal/tier"
 )
@@ -36,20 +37,21 @@ func (n *Node) startTier(ctx context.Context) error {
 	store := tier.NewStore(tier.StoreConfig{Bucket: retrying, Prefix: cfg.BucketPrefix})
 	manager := tier.NewManager(tier.ManagerConfig{Store: store, BrokerID: n.broker.StaticConfig.NodeID,
 		CopierThreads: int(cfg.CopierThreadPoolSize), OrphanGraceMs: 10 * cfg.TaskIntervalMs})
+	tierMetrics := n.metrics.TierMetrics()
 	logger := n.logger.With("component", "tier")
 	logger.Info("tiered storage enabled", "bucket", blob.Redact(cfg.BucketURL))
 	go func() {
 		defer bucket.Close()
 		ticker := time.NewTicker(time.Duration(cfg.TaskIntervalMs) * time.Millisecond)
 		defer ticker.Stop()
-		tiered := map[metadata.UUID]bool{}
+		tiered := map[metadata.UUID]*tieredTopic{}
 		for {
 			select {
 			case <-ctx.Done():
 				return
 			case <-ticker.C:
 			}
-			n.runTierTasks(ctx, manager, store, tiered, logger)
+			n.runTierTasks(ctx, manager, store, tierMetrics, tiered, logger)
 		}
 	}()
 	return nil
@@ -57,7 +59,7 @@ func (n *Node) startTier(ctx context.Context) error {
 
 // runTierTasks runs one task per led tiered partition and deletes the
 // remote data of tiered topics that no longer exist.
-func (n *Node) runTierTasks(ctx context.Context, manager *tier.Manager, store *tier.Store, tiered map[metadata.UUID]bool, logger interface {
+func (n *Node) runTierTasks(ctx context.Context, manager *tier.Manager, store *tier.Store, tierMetrics *metrics.Tier, tiered map[metadata.UUID]*tieredTopic, logger interface {
 	Warn(string, ...any)
 }) {
 	img := n.broker.Image()
@@ -66,27 +68,63 @@ func (n *Node) runTierTasks(ctx context.Context, manager *tier.Manager, store *t
 		if tc == nil || !tc.RemoteStorageEnable || p.Closed() || p.LeaderID() != n.broker.StaticConfig.NodeID {
 			continue
 		}
-		tiered[p.TopicID] = true
+		seen := tiered[p.TopicID]
+		if seen == nil {
+			seen = &tieredTopic{name: p.Topic, partitions: map[int32]bool{}}
+			tiered[p.TopicID] = seen
+		}
+		seen.partitions[p.Index] = true
 		task := tier.Task{Partition: tier.Partition{TopicID: p.TopicID, Partition: p.Index},
 			Log: partitionLog{p}, LeaderEpoch: p.LeaderEpoch(),
 			Settings: tier.TopicSettings{RetentionMs: tc.RetentionMs, RetentionBytes: tc.RetentionBytes, CopyDisable: tc.RemoteLogCopyDisable}}
 		if !tc.Delete() {
 			task.Settings.RetentionMs, task.Settings.RetentionBytes = -1, -1
 		}
-		if _, err := manager.Run(ctx, task); err != nil && ctx.Err() == nil {
+		result, err := manager.Run(ctx, task)
+		if err != nil && ctx.Err() == nil {
 			logger.Warn("remote log manager task failed; retrying next interval", "partition", p.String(), "err", err)
 		}
+		tierMetrics.Observe(taskMetrics(p, task, result, err != nil))
 	}
-	for id := range tiered {
+	for id, topic := range tiered {
 		if img.TopicByID(id) != nil {
 			continue
 		}
 		if err := store.DeleteTopic(ctx, id); err != nil {
+			tierMetrics.DeleteFailed(topic.name)
 			logger.Warn("deleting remote data of a deleted topic failed; retrying next interval", "err", err)
 			continue
 		}
+		for index := range topic.partitions {
+			tierMetrics.Forget(topic.name, index)
+		}
 		delete(tiered, id)
 	}
+}
+
+// tieredTopic is a tiered topic this node has led partitions of, so its
+// remote data can be deleted when the topic is.
+type tieredTopic struct {
+	name       string
+	partitions map[int32]bool
+}
+
+// taskMetrics summarizes a task for the metrics.
+func taskMetrics(p *partition.Partition, task tier.Task, result tier.TaskResult, failed bool) metrics.TierTask {
+	m := metrics.TierTask{Topic: p.Topic, Partition: p.Index, Failed: failed,
+		CopiedSegments:  int64(len(result.Copied)),
+		DeletedSegments: int64(len(result.Expired) + result.Collected),
+		RemoteSizeBytes: result.View.SizeBytes(), RemoteCount: int64(len(result.View.Segments))}
+	for _, c := range result.Copied {
+		m.CopiedBytes += c.SegmentSizeBytes
+	}
+	for _, s := range task.Log.ClosedSegments() {
+		if s.EndOffset > result.CopiedOffset {
+			m.CopyLagBytes += s.SizeBytes
+			m.CopyLagSegments++
+		}
+	}
+	return m
 }
 
 // partitionLog adapts a hosted partition to tier.PartitionLog.

@@ -78,6 +78,12 @@ func TestTieredTopicOffloadsClosedSegments(t *testing.T) {
 				}
 			}
 
+			waitFor(t, 30*time.Second, "remote metrics", func() bool {
+				got := scrape(t, tn)
+				return got[`samsa_remote_log_size_bytes{partition="0",topic="tiered"}`] >= float64(view.SizeBytes()) &&
+					got[`samsa_remote_copy_bytes_total{topic="tiered"}`] >= float64(view.SizeBytes())
+			})
+
 			consumer := tn.client(kgo.ConsumeTopics("tiered"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 			seen := 0
 			for seen < records {
