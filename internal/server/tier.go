@@ -80,7 +80,11 @@ func (n *Node) runTierTasks(ctx context.Context, manager *tier.Manager, store *t
 		if !tc.Delete() {
 			task.Settings.RetentionMs, task.Settings.RetentionBytes = -1, -1
 		}
-		result, err := manager.Run(ctx, task)
+		// A task may take long (a large segment on a slow link) but not
+		// forever: a store that hangs gives up the task to the next one.
+		taskCtx, cancel := context.WithTimeout(ctx, tierTaskTimeout)
+		result, err := manager.Run(taskCtx, task)
+		cancel()
 		if err != nil && ctx.Err() == nil {
 			logger.Warn("remote log manager task failed; retrying next interval", "partition", p.String(), "err", err)
 		}
@@ -108,6 +112,10 @@ type tieredTopic struct {
 	name       string
 	partitions map[int32]bool
 }
+
+// tierTaskTimeout bounds one remote log manager task. Samsa: 15 minutes,
+// an upload of a 1 GiB segment at about 1 MB/s.
+const tierTaskTimeout = 15 * time.Minute
 
 // taskMetrics summarizes a task for the metrics.
 func taskMetrics(p *partition.Partition, task tier.Task, result tier.TaskResult, failed bool) metrics.TierTask {

@@ -144,3 +144,63 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool)
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestTieredCopyCatchesUpAfterStoreOutage stops the S3 server (SIGSTOP, so
+// requests hang as with an unreachable endpoint) while a producer keeps
+// writing: every produce succeeds, and once the server is back every closed
+// segment reaches the bucket byte for byte.
+func TestTieredCopyCatchesUpAfterStoreOutage(t *testing.T) {
+	moto := blobtest.StartMoto(t)
+	url := moto.CreateBucket("outage")
+	tn := startTestNode(t, "remote.log.storage.system.enable=true", "rsm.config.bucket.url="+url,
+		"remote.log.manager.task.interval.ms=100")
+	ctx := testContext(t)
+	adm := tn.admin()
+	segmentBytes := "1048576"
+	mustCreateTopic(t, adm, "outage", 1, map[string]*string{"remote.storage.enable": ptrTo("true"), "segment.bytes": &segmentBytes})
+	cl := tn.client(kgo.DefaultProduceTopic("outage"), kgo.ProducerBatchCompression(kgo.NoCompression()))
+	value := bytes.Repeat([]byte("o"), 3000)
+	produce := func(n int) {
+		for range n {
+			if err := cl.ProduceSync(ctx, &kgo.Record{Value: value}).FirstErr(); err != nil {
+				t.Fatalf("produce: %v", err)
+			}
+		}
+	}
+	produce(400)
+	moto.Pause()
+	produce(1200) // four more segments while the store is down
+	moto.Resume()
+
+	topics, err := adm.ListTopics(ctx, "outage")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bucket, err := blob.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bucket.Close()
+	store := tier.NewStore(tier.StoreConfig{Bucket: bucket})
+	part := tier.Partition{TopicID: topics["outage"].ID, Partition: 0}
+	closed := tn.node.partitions.Get("outage", 0).Log.ClosedSegments()
+	if len(closed) < 4 {
+		t.Fatalf("only %d closed segments", len(closed))
+	}
+	var view tier.RemoteView
+	waitFor(t, 60*time.Second, "copying to catch up", func() bool {
+		uploads, err := store.ListUploads(ctx, part)
+		if err != nil {
+			return false
+		}
+		view = tier.BuildView(uploads, nil)
+		return view.EndOffset() >= closed[len(closed)-1].EndOffset
+	})
+	for i, m := range view.Segments {
+		local, _ := os.ReadFile(closed[i].LogPath)
+		remote, err := store.ReadFile(ctx, &m, tier.FileSegment)
+		if m.BaseOffset != closed[i].BaseOffset || err != nil || !bytes.Equal(local, remote) {
+			t.Fatalf("segment %d after the outage differs: %v", m.BaseOffset, err)
+		}
+	}
+}
