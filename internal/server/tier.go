@@ -65,7 +65,11 @@ func (n *Node) runTierTasks(ctx context.Context, manager *tier.Manager, store *t
 	img := n.broker.Image()
 	for _, p := range n.partitions.All() {
 		tc := p.Config()
-		if tc == nil || !tc.RemoteStorageEnable || p.Closed() || p.LeaderID() != n.broker.StaticConfig.NodeID {
+		if tc == nil || p.Closed() || p.LeaderID() != n.broker.StaticConfig.NodeID {
+			continue
+		}
+		if !tc.RemoteStorageEnable {
+			n.disableTiering(ctx, store, tierMetrics, tiered, p, tc.RemoteLogDeleteOnDisable, logger)
 			continue
 		}
 		seen := tiered[p.TopicID]
@@ -104,6 +108,25 @@ func (n *Node) runTierTasks(ctx context.Context, manager *tier.Manager, store *t
 		}
 		delete(tiered, id)
 	}
+}
+
+// disableTiering handles a led partition whose topic had tiering on when
+// this node last looked and has it off now: with
+// remote.log.delete.on.disable=true its remote data is deleted (KIP-950),
+// otherwise it is left for an operator to enable tiering again.
+func (n *Node) disableTiering(ctx context.Context, store *tier.Store, tierMetrics *metrics.Tier, tiered map[metadata.UUID]*tieredTopic,
+	p *partition.Partition, deleteOnDisable bool, logger interface{ Warn(string, ...any) }) {
+	topic := tiered[p.TopicID]
+	if topic == nil || !topic.partitions[p.Index] || !deleteOnDisable {
+		return
+	}
+	if err := store.DeletePartition(ctx, tier.Partition{TopicID: p.TopicID, Partition: p.Index}); err != nil {
+		tierMetrics.DeleteFailed(p.Topic)
+		logger.Warn("deleting remote data of a partition with tiering disabled failed; retrying next interval", "partition", p.String(), "err", err)
+		return
+	}
+	tierMetrics.Forget(p.Topic, p.Index)
+	delete(topic.partitions, p.Index)
 }
 
 // tieredTopic is a tiered topic this node has led partitions of, so its

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -202,5 +203,91 @@ func TestTieredCopyCatchesUpAfterStoreOutage(t *testing.T) {
 		if m.BaseOffset != closed[i].BaseOffset || err != nil || !bytes.Equal(local, remote) {
 			t.Fatalf("segment %d after the outage differs: %v", m.BaseOffset, err)
 		}
+	}
+}
+
+// TestTieredDisableCopyThenDeleteOnDisable sets remote.log.copy.disable on
+// a tiered topic (the remote tier stops growing and keeps its segments),
+// then turns tiering off with remote.log.delete.on.disable=true (KIP-950):
+// the partition's remote data is deleted and the local log still serves
+// every record.
+func TestTieredDisableCopyThenDeleteOnDisable(t *testing.T) {
+	url := "file://" + t.TempDir()
+	tn := startTestNode(t, "remote.log.storage.system.enable=true", "rsm.config.bucket.url="+url,
+		"remote.log.manager.task.interval.ms=100")
+	ctx := testContext(t)
+	adm := tn.admin()
+	segmentBytes := "1048576"
+	mustCreateTopic(t, adm, "disable", 1, map[string]*string{"remote.storage.enable": ptrTo("true"), "segment.bytes": &segmentBytes})
+	cl := tn.client(kgo.DefaultProduceTopic("disable"), kgo.ProducerBatchCompression(kgo.NoCompression()))
+	value := bytes.Repeat([]byte("d"), 3000)
+	produce := func(n int) {
+		for range n {
+			cl.Produce(ctx, &kgo.Record{Value: value}, nil)
+		}
+		if err := cl.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	produce(800)
+	topics, _ := adm.ListTopics(ctx, "disable")
+	bucket, err := blob.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bucket.Close()
+	store := tier.NewStore(tier.StoreConfig{Bucket: bucket})
+	part := tier.Partition{TopicID: topics["disable"].ID, Partition: 0}
+	segments := func() int {
+		uploads, err := store.ListUploads(ctx, part)
+		if err != nil {
+			return -1
+		}
+		view := tier.BuildView(uploads, nil)
+		return len(view.Segments)
+	}
+	waitFor(t, 30*time.Second, "first copies", func() bool { return segments() >= 2 })
+
+	alter := func(configs ...kadm.AlterConfig) {
+		resp, err := adm.AlterTopicConfigs(ctx, configs, "disable")
+		if err == nil {
+			err = resp[0].Err
+		}
+		if err != nil {
+			t.Fatalf("alter %v: %v", configs, err)
+		}
+	}
+	alter(kadm.AlterConfig{Name: "remote.log.copy.disable", Value: kadm.StringPtr("true")})
+	waitFor(t, 10*time.Second, "copy.disable to reach the partition", func() bool {
+		return tn.node.partitions.Get("disable", 0).Config().RemoteLogCopyDisable
+	})
+	before := segments()
+	produce(800)
+	closed := len(tn.node.partitions.Get("disable", 0).Log.ClosedSegments())
+	if closed <= before {
+		t.Fatalf("no new closed segments (%d closed, %d remote)", closed, before)
+	}
+	// A task ran after them, saw them, and left them uncopied.
+	waitFor(t, 10*time.Second, "a task to report the uncopied segments as lag", func() bool {
+		return scrape(t, tn)[`samsa_remote_copy_lag_segments{partition="0",topic="disable"}`] >= float64(closed-before)
+	})
+	if got := segments(); got != before {
+		t.Fatalf("copy.disable: remote segments went from %d to %d", before, got)
+	}
+
+	alter(kadm.AlterConfig{Name: "remote.storage.enable", Value: kadm.StringPtr("false")},
+		kadm.AlterConfig{Name: "remote.log.delete.on.disable", Value: kadm.StringPtr("true")})
+	waitFor(t, 30*time.Second, "remote data deleted on disable", func() bool {
+		n := 0
+		_ = bucket.List(ctx, "", func(blob.ObjectInfo) error { n++; return nil })
+		return n == 0
+	})
+	consumer := tn.client(kgo.ConsumeTopics("disable"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	for seen := 0; seen < 1600; {
+		fetches := consumer.PollFetches(ctx)
+		if err := fetches.Err(); err != nil {
+			t.Fatal(err)
+		}
+		seen += fetches.NumRecords()
 	}
 }

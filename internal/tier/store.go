@@ -349,8 +349,18 @@ func (s *Store) ReadFile(ctx context.Context, m *SegmentMetadata, kind FileKind)
 
 // DeleteTopic removes every object of a topic.
 func (s *Store) DeleteTopic(ctx context.Context, topicID [16]byte) error {
+	return s.deletePrefix(ctx, s.TopicPrefix(topicID))
+}
+
+// DeletePartition removes every object of a partition, as disabling
+// tiering with remote.log.delete.on.disable=true does (KIP-950).
+func (s *Store) DeletePartition(ctx context.Context, p Partition) error {
+	return s.deletePrefix(ctx, s.PartitionPrefix(p))
+}
+
+func (s *Store) deletePrefix(ctx context.Context, prefix string) error {
 	var keys []string
-	if err := s.bucket.List(ctx, s.TopicPrefix(topicID), func(o blob.ObjectInfo) error { keys = append(keys, o.Key); return nil }); err != nil {
+	if err := s.bucket.List(ctx, prefix, func(o blob.ObjectInfo) error { keys = append(keys, o.Key); return nil }); err != nil {
 		return err
 	}
 	for _, key := range keys {
