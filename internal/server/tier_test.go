@@ -291,3 +291,65 @@ func TestTieredDisableCopyThenDeleteOnDisable(t *testing.T) {
 		seen += fetches.NumRecords()
 	}
 }
+
+// TestTieredRestartContinuesWithoutDuplicates restarts a node after its
+// first copies: the remote log manager takes its state from the bucket, so
+// after more produce every closed segment is in the bucket exactly once.
+func TestTieredRestartContinuesWithoutDuplicates(t *testing.T) {
+	url := "file://" + t.TempDir()
+	tn := startTestNode(t, "remote.log.storage.system.enable=true", "rsm.config.bucket.url="+url,
+		"remote.log.manager.task.interval.ms=100")
+	segmentBytes := "1048576"
+	mustCreateTopic(t, tn.admin(), "restart", 1, map[string]*string{"remote.storage.enable": ptrTo("true"), "segment.bytes": &segmentBytes})
+	produce := func(n int) {
+		ctx := testContext(t)
+		cl := tn.client(kgo.DefaultProduceTopic("restart"), kgo.ProducerBatchCompression(kgo.NoCompression()))
+		for range n {
+			cl.Produce(ctx, &kgo.Record{Value: bytes.Repeat([]byte("r"), 3000)}, nil)
+		}
+		if err := cl.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	produce(800)
+	ctx := testContext(t)
+	topics, _ := tn.admin().ListTopics(ctx, "restart")
+	bucket, err := blob.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bucket.Close()
+	store := tier.NewStore(tier.StoreConfig{Bucket: bucket})
+	part := tier.Partition{TopicID: topics["restart"].ID, Partition: 0}
+	uploads := func() []tier.Upload {
+		u, err := store.ListUploads(ctx, part)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return u
+	}
+	waitFor(t, 30*time.Second, "first copies", func() bool { return len(tier.BuildView(uploads(), nil).Segments) >= 2 })
+	tn.restart()
+	produce(800)
+	closed := tn.node.partitions.Get("restart", 0).Log.ClosedSegments()
+	waitFor(t, 30*time.Second, "copies after the restart", func() bool {
+		view := tier.BuildView(uploads(), nil)
+		return view.EndOffset() >= closed[len(closed)-1].EndOffset
+	})
+	seen := map[int64]int{}
+	for _, u := range uploads() {
+		// An upload cut by the shutdown may remain as an orphan until it
+		// is collected; it is never served and is not a duplicate.
+		if u.Finished {
+			seen[u.Metadata.BaseOffset]++
+		}
+	}
+	for base, n := range seen {
+		if n != 1 {
+			t.Fatalf("segment %d uploaded %d times", base, n)
+		}
+	}
+	if len(seen) != len(closed) {
+		t.Fatalf("%d uploads for %d closed segments", len(seen), len(closed))
+	}
+}
