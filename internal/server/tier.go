@@ -69,10 +69,18 @@ func (n *Node) runTierTasks(ctx context.Context, manager *tier.Manager, store *t
 			continue
 		}
 		if !tc.RemoteStorageEnable {
+			if topic := tiered[p.TopicID]; topic != nil && topic.partitions[p.Index] {
+				p.Log.ClearRemoteGuard()
+			}
 			n.disableTiering(ctx, store, tierMetrics, tiered, p, tc.RemoteLogDeleteOnDisable, logger)
 			continue
 		}
 		seen := tiered[p.TopicID]
+		if seen == nil || !seen.partitions[p.Index] {
+			// Until the first task reads the bucket, retention deletes
+			// nothing of this partition.
+			p.Log.SetRemoteCopiedOffset(-1)
+		}
 		if seen == nil {
 			seen = &tieredTopic{name: p.Topic, partitions: map[int32]bool{}}
 			tiered[p.TopicID] = seen
@@ -89,6 +97,16 @@ func (n *Node) runTierTasks(ctx context.Context, manager *tier.Manager, store *t
 		taskCtx, cancel := context.WithTimeout(ctx, tierTaskTimeout)
 		result, err := manager.Run(taskCtx, task)
 		cancel()
+		switch {
+		case tc.RemoteLogCopyDisable:
+			// A topic that copies no more is deleted locally by
+			// retention.* alone, as Kafka does (KIP-950).
+			p.Log.ClearRemoteGuard()
+		case err == nil || result.CopiedOffset >= 0:
+			// What the bucket holds as far as the task got; a task that
+			// could not even list the bucket leaves the guard as it was.
+			p.Log.SetRemoteCopiedOffset(result.CopiedOffset)
+		}
 		if err != nil && ctx.Err() == nil {
 			logger.Warn("remote log manager task failed; retrying next interval", "partition", p.String(), "err", err)
 		}

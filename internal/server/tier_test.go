@@ -353,3 +353,49 @@ func TestTieredRestartContinuesWithoutDuplicates(t *testing.T) {
 		t.Fatalf("%d uploads for %d closed segments", len(seen), len(closed))
 	}
 }
+
+// TestTieredRetentionWaitsForTheStore stops the S3 server and lets
+// retention.ms expire every closed segment: the node keeps them all until
+// the server is back and they are copied, then retention deletes them.
+func TestTieredRetentionWaitsForTheStore(t *testing.T) {
+	moto := blobtest.StartMoto(t)
+	url := moto.CreateBucket("retention")
+	tn := startTestNode(t, "remote.log.storage.system.enable=true", "rsm.config.bucket.url="+url,
+		"remote.log.manager.task.interval.ms=100", "log.retention.check.interval.ms=100")
+	ctx := testContext(t)
+	adm := tn.admin()
+	segmentBytes := "1048576"
+	mustCreateTopic(t, adm, "wait", 1, map[string]*string{"remote.storage.enable": ptrTo("true"), "segment.bytes": &segmentBytes})
+	// One task must have run to guard the partition before the outage.
+	waitFor(t, 10*time.Second, "the first task", func() bool {
+		_, ok := scrape(t, tn)[`samsa_remote_copy_lag_segments{partition="0",topic="wait"}`]
+		return ok
+	})
+	moto.Pause()
+	cl := tn.client(kgo.DefaultProduceTopic("wait"), kgo.ProducerBatchCompression(kgo.NoCompression()))
+	for range 1200 {
+		cl.Produce(ctx, &kgo.Record{Value: bytes.Repeat([]byte("w"), 3000)}, nil)
+	}
+	if err := cl.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	p := tn.node.partitions.Get("wait", 0)
+	closed := len(p.Log.ClosedSegments())
+	alter, err := adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Name: "retention.ms", Value: kadm.StringPtr("1")}}, "wait")
+	if err != nil || alter[0].Err != nil {
+		t.Fatalf("alter: %v %v", err, alter)
+	}
+	waitFor(t, 10*time.Second, "retention.ms=1 to reach the partition", func() bool { return p.Config().RetentionMs == 1 })
+	// Several retention checks run while the store is down; none deletes.
+	deadline := time.Now().Add(time.Second)
+	for time.Now().Before(deadline) {
+		if p.Log.LogStartOffset() != 0 {
+			t.Fatalf("retention deleted uncopied data: log start %d", p.Log.LogStartOffset())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	moto.Resume()
+	waitFor(t, 60*time.Second, "copies, then local deletion", func() bool {
+		return len(p.Log.ClosedSegments()) < closed && p.Log.LogStartOffset() > 0
+	})
+}

@@ -164,3 +164,36 @@ func TestManagerOffloadsRealSegments(t *testing.T) {
 		})
 	}
 }
+
+// TestLocalRetentionWaitsForCopies guards a real log's retention with the
+// copied offset: nothing is deleted before it is in the remote tier, then
+// exactly the copied segments go; DeleteRecords still deletes below the
+// log start.
+func TestLocalRetentionWaitsForCopies(t *testing.T) {
+	l := newTestLog(t)
+	for range 4 {
+		appendSegment(t, l, 10, 1000, true)
+	}
+	cfg := l.Config()
+	cfg.RetentionMs = 1
+	l.UpdateConfig(cfg)
+	future := time.UnixMilli(1_000_000)
+	l.SetRemoteCopiedOffset(-1)
+	if n, err := l.EnforceRetention(future); err != nil || n != 0 {
+		t.Fatalf("deleted %d uncopied segments, %v", n, err)
+	}
+	l.SetRemoteCopiedOffset(19) // the first two segments are copied
+	if n, err := l.EnforceRetention(future); err != nil || n != 2 || l.LogStartOffset() != 20 {
+		t.Fatalf("deleted %d, log start %d, %v", n, l.LogStartOffset(), err)
+	}
+	if err := l.DeleteRecordsBefore(30); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.EnforceRetention(future); err != nil || len(l.ClosedSegments()) != 1 {
+		t.Fatalf("below the log start: %d closed segments left, %v", len(l.ClosedSegments()), err)
+	}
+	l.ClearRemoteGuard()
+	if n, err := l.EnforceRetention(future); err != nil || n != 1 {
+		t.Fatalf("unguarded: deleted %d, %v", n, err)
+	}
+}
