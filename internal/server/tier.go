@@ -3,8 +3,8 @@ package server
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/samsa-streaming/samsa/internal/blob"
@@ -205,11 +205,11 @@ func (a partitionLog) LeaderEpochs() []tier.EpochEntry {
 }
 
 // ProducerSnapshotPath names Kafka's <offset %020d>.snapshot in the
-// partition's directory when it exists.
+// partition's directory when the log has a snapshot at offset.
 func (a partitionLog) ProducerSnapshotPath(offset int64) string {
-	path := filepath.Join(a.p.Log.Dir(), fmt.Sprintf("%020d.snapshot", offset))
-	if _, err := os.Stat(path); err != nil {
+	offsets, err := a.p.Log.ProducerSnapshotOffsets()
+	if err != nil || !slices.Contains(offsets, offset) {
 		return ""
 	}
-	return path
+	return filepath.Join(a.p.Log.Dir(), fmt.Sprintf("%020d.snapshot", offset))
 }

@@ -68,6 +68,7 @@ func TestTieredTopicOffloadsClosedSegments(t *testing.T) {
 				view = tier.BuildView(uploads, nil)
 				return len(view.Segments) >= 3
 			})
+			snapshots := 0
 			for _, m := range view.Segments {
 				local, err := os.ReadFile(filepath.Join(tn.dir, "tiered-0", fmt.Sprintf("%020d.log", m.BaseOffset)))
 				if err != nil {
@@ -77,8 +78,27 @@ func TestTieredTopicOffloadsClosedSegments(t *testing.T) {
 				if err != nil || !bytes.Equal(local, remote) {
 					t.Fatalf("segment %d: local %d bytes, remote %d, %v", m.BaseOffset, len(local), len(remote), err)
 				}
+				// The epoch lineage goes up with every segment, and the
+				// producer snapshot taken at the roll when the log still
+				// had it at copy time.
+				for _, f := range m.Files {
+					if f.Kind != tier.FileProducerSnapshot {
+						continue
+					}
+					if remote, err := store.ReadFile(ctx, &m, tier.FileProducerSnapshot); err != nil || int64(len(remote)) != f.Size {
+						t.Fatalf("producer snapshot of %d: %v", m.BaseOffset, err)
+					}
+					snapshots++
+				}
+				checkpoint, err := store.ReadFile(ctx, &m, tier.FileLeaderEpochCheckpoint)
+				if epochs, derr := tier.DecodeEpochCheckpoint(checkpoint); err != nil || derr != nil || len(epochs) == 0 {
+					t.Fatalf("leader-epoch checkpoint of %d: %v %v", m.BaseOffset, err, derr)
+				}
 			}
 
+			if snapshots == 0 {
+				t.Fatal("no upload carries a producer snapshot")
+			}
 			waitFor(t, 30*time.Second, "remote metrics", func() bool {
 				got := scrape(t, tn)
 				return got[`samsa_remote_log_size_bytes{partition="0",topic="tiered"}`] >= float64(view.SizeBytes()) &&
