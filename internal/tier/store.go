@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/samsa-streaming/samsa/internal/blob"
@@ -49,6 +50,15 @@ type Store struct {
 	fs     vfs.FS
 	prefix string
 	now    func() time.Time
+
+	mu struct {
+		sync.Mutex
+		// finished caches the decoded copy-finished.meta of each upload
+		// directory: the object is immutable, so a task reads it once.
+		// Invariant: it holds only directories seen in the latest listing
+		// of their partition, so it is bounded by the live uploads.
+		finished map[string]SegmentMetadata
+	}
 }
 
 // StoreConfig configures a Store.
@@ -70,7 +80,9 @@ func NewStore(cfg StoreConfig) *Store {
 	if cfg.FS == nil {
 		cfg.FS = vfs.Default
 	}
-	return &Store{bucket: cfg.Bucket, fs: cfg.FS, prefix: cfg.Prefix, now: cfg.Now}
+	s := &Store{bucket: cfg.Bucket, fs: cfg.FS, prefix: cfg.Prefix, now: cfg.Now}
+	s.mu.finished = make(map[string]SegmentMetadata)
+	return s
 }
 
 // Object names of the state records (see the package doc).
@@ -240,9 +252,15 @@ func (s *Store) ListUploads(ctx context.Context, p Partition) ([]Upload, error) 
 	if err != nil {
 		return nil, fmt.Errorf("tier: list %s: %w", s.PartitionPrefix(p), err)
 	}
+	s.forgetUnlisted(s.PartitionPrefix(p), byDir)
 	out := make([]Upload, 0, len(order))
 	for _, dir := range order {
 		u := byDir[dir]
+		if m, ok := s.cachedFinished(dir); ok && u.Finished {
+			u.Metadata = m
+			out = append(out, *u)
+			continue
+		}
 		name := copyStartedObject
 		if u.Finished {
 			name = copyFinishedObject
@@ -265,6 +283,9 @@ func (s *Store) ListUploads(ctx context.Context, p Partition) ([]Upload, error) 
 			return nil, fmt.Errorf("tier: %s%s: %w", dir, name, err)
 		}
 		u.Metadata = m
+		if u.Finished {
+			s.cacheFinished(dir, m)
+		}
 		out = append(out, *u)
 	}
 	sort.SliceStable(out, func(i, j int) bool {
@@ -274,6 +295,31 @@ func (s *Store) ListUploads(ctx context.Context, p Partition) ([]Upload, error) 
 		return out[i].Metadata.EventTimestampMs < out[j].Metadata.EventTimestampMs
 	})
 	return out, nil
+}
+
+func (s *Store) cachedFinished(dir string) (SegmentMetadata, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, ok := s.mu.finished[dir]
+	return m, ok
+}
+
+func (s *Store) cacheFinished(dir string, m SegmentMetadata) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.mu.finished[dir] = m
+}
+
+// forgetUnlisted drops the cached records under prefix whose directories
+// the listing no longer has.
+func (s *Store) forgetUnlisted(prefix string, listed map[string]*Upload) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for dir := range s.mu.finished {
+		if strings.HasPrefix(dir, prefix) && listed[dir] == nil {
+			delete(s.mu.finished, dir)
+		}
+	}
 }
 
 // metadataFromDir recovers what a directory name says of an upload with no

@@ -313,3 +313,38 @@ func FuzzDecodeEpochCheckpoint(f *testing.F) {
 		}
 	})
 }
+
+// TestListUploadsReadsEachRecordOnce checks that a finished upload's record
+// is fetched from the store once, not on every task, and that deleted
+// uploads leave the cache.
+func TestListUploadsReadsEachRecordOnce(t *testing.T) {
+	ctx := context.Background()
+	mem, _ := blob.Open(ctx, "mem://")
+	faulty := blob.NewFaulty(mem)
+	store := NewStore(StoreConfig{Bucket: faulty})
+	dir := t.TempDir()
+	for _, base := range []int64{0, 100} {
+		if _, err := store.CopySegment(ctx, copyRequest(writeSegmentFiles(t, dir, base, 1000), 1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 3 {
+		if _, err := store.ListUploads(ctx, testPartition); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if gets := faulty.Calls(blob.OpGet); gets != 2 {
+		t.Fatalf("%d record reads for 2 uploads over 3 listings", gets)
+	}
+	uploads, _ := store.ListUploads(ctx, testPartition)
+	if err := store.DeleteUpload(ctx, uploads[0]); err != nil {
+		t.Fatal(err)
+	}
+	uploads, _ = store.ListUploads(ctx, testPartition)
+	store.mu.Lock()
+	cached := len(store.mu.finished)
+	store.mu.Unlock()
+	if len(uploads) != 1 || cached != 1 {
+		t.Fatalf("%d uploads, %d cached after a deletion", len(uploads), cached)
+	}
+}
