@@ -145,7 +145,7 @@ func (b *Broker) validateOverrides(metaType int8, name string, next map[string]s
 		for k, v := range next {
 			m[k] = &v
 		}
-		return config.ValidateTopicConfigs(m)
+		return b.Config().ValidateTopicConfigs(m)
 	}
 	img := b.Image()
 	perBroker := img.Configs(metadata.ResourceBroker, strconv.Itoa(int(b.NodeID)))

@@ -37,6 +37,8 @@ type Broker struct {
 	MetadataLogMaxRecordBytesBetweenSnapshots int64
 	MetadataLogMaxSnapshotIntervalMs          int64
 	ClusterID                                 string
+	// Tier is the tiered-storage configuration (keys_tier.go).
+	Tier TierConfig
 
 	// Listeners are the sockets to bind. Port 0 asks for an ephemeral port.
 	Listeners []Listener // derived: listeners
@@ -528,6 +530,9 @@ func (b *Broker) validateRelations() error {
 		return relation("replica.fetch.wait.max.ms", "replica.fetch.wait.max.ms should always be less than or equal to replica.lag.time.max.ms to prevent frequent changes in ISR")
 	case b.BrokerHeartbeatIntervalMs >= b.BrokerSessionTimeoutMs:
 		return relation("broker.heartbeat.interval.ms", "broker.heartbeat.interval.ms must be less than broker.session.timeout.ms")
+	}
+	if err := b.validateTier(); err != nil {
+		return err
 	}
 	return b.validateRoles()
 }

@@ -215,7 +215,7 @@ func TestLoadInvalidValues(t *testing.T) {
 		{"log.retention.ms=0", []string{"log.retention.ms", "unlimited (-1)"}},
 		{"group.min.session.timeout.ms=2000000", []string{"group.max.session.timeout.ms"}},
 		{"replica.fetch.wait.max.ms=40000", []string{"replica.fetch.wait.max.ms"}},
-		{"remote.log.storage.system.enable=true", []string{"remote.log.storage.system.enable", "tiered storage"}},
+		{"remote.log.storage.system.enable=true", []string{"remote.log.storage.system.enable", "rsm.config.bucket.url"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.override, func(t *testing.T) {

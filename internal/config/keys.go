@@ -58,7 +58,7 @@ func (k *Key) validate(raw string) (string, error) {
 // brokerKeys is the broker configuration table: the core keys below and the
 // tables of each capability that has keys of its own, each in its own file
 // (keys_<area>.go).
-var brokerKeys = slices.Concat(coreBrokerKeys, tlsBrokerKeys, saslBrokerKeys, authorizerBrokerKeys)
+var brokerKeys = slices.Concat(coreBrokerKeys, tlsBrokerKeys, saslBrokerKeys, authorizerBrokerKeys, tierBrokerKeys)
 
 // coreBrokerKeys is Kafka's KafkaConfig subset a single Samsa node uses, plus
 // Samsa's own keys. Defaults are Kafka 4.0's except where marked "Samsa".
@@ -383,18 +383,6 @@ var coreBrokerKeys = []Key{
 	{Name: "log.dir.failure.timeout.ms", Type: typeLong, Default: "30000", Check: atLeast(1),
 		Doc:         "How long a log directory failure may go unreported to the controller before the broker shuts down.",
 		brokerField: func(b *Broker) any { return &b.LogDirFailureTimeoutMs }},
-	{Name: "log.local.retention.ms", Type: typeLong, Default: "-2", Check: atLeast(-2), Dynamic: true,
-		Doc: "Local retention of tiered topics; -2 uses log.retention.ms. Samsa has no tiered storage."},
-	{Name: "log.local.retention.bytes", Type: typeLong, Default: "-2", Check: atLeast(-2), Dynamic: true,
-		Doc: "Local retention size of tiered topics; -2 uses log.retention.bytes. Samsa has no tiered storage."},
-	{Name: "remote.log.storage.system.enable", Type: typeBoolean, Default: "false",
-		Check: func(v string) string {
-			if v == "true" {
-				return "Samsa does not support tiered storage"
-			}
-			return ""
-		},
-		Doc: "Whether tiered storage is enabled. Samsa does not support tiered storage."},
 
 	// Log cleaner.
 	{Name: "log.cleaner.enable", Type: typeBoolean, Default: "true",

@@ -91,10 +91,10 @@ var topicKeys = []Key{
 		Doc:        "Replicas, as partitionId:brokerId pairs or *, whose leader-side replication is throttled.",
 		topicField: func(t *TopicConfig) any { return &t.LeaderReplicationThrottledReplicas }},
 	{Name: "local.retention.bytes", Type: typeLong, Default: "-2", Check: atLeast(-2), Synonym: "log.local.retention.bytes",
-		Doc:        "Local retention size of a tiered topic; -2 uses retention.bytes. Samsa has no tiered storage.",
+		Doc:        "Local retention size of a tiered topic; -2 uses retention.bytes. See docs/tiered-storage.md.",
 		topicField: func(t *TopicConfig) any { return &t.LocalRetentionBytes }},
 	{Name: "local.retention.ms", Type: typeLong, Default: "-2", Check: atLeast(-2), Synonym: "log.local.retention.ms",
-		Doc:        "Local retention time of a tiered topic; -2 uses retention.ms. Samsa has no tiered storage.",
+		Doc:        "Local retention time of a tiered topic; -2 uses retention.ms. See docs/tiered-storage.md.",
 		topicField: func(t *TopicConfig) any { return &t.LocalRetentionMs }},
 	{Name: "max.compaction.lag.ms", Type: typeLong, Default: longMax, Check: atLeast(1), Synonym: "log.cleaner.max.compaction.lag.ms",
 		Doc:        "Maximum time a message stays ineligible for compaction.",
@@ -124,13 +124,13 @@ var topicKeys = []Key{
 		Doc:        "Whether segment files are preallocated on disk.",
 		topicField: func(t *TopicConfig) any { return &t.Preallocate }},
 	{Name: "remote.log.copy.disable", Type: typeBoolean, Default: "false",
-		Doc:        "Whether copying to tiered storage is stopped. Samsa has no tiered storage.",
+		Doc:        "Whether copying to tiered storage is stopped. See docs/tiered-storage.md.",
 		topicField: func(t *TopicConfig) any { return &t.RemoteLogCopyDisable }},
 	{Name: "remote.log.delete.on.disable", Type: typeBoolean, Default: "false",
-		Doc:        "Whether tiered data is deleted when tiering is disabled. Samsa has no tiered storage.",
+		Doc:        "Whether tiered data is deleted when tiering is disabled. See docs/tiered-storage.md.",
 		topicField: func(t *TopicConfig) any { return &t.RemoteLogDeleteOnDisable }},
 	{Name: "remote.storage.enable", Type: typeBoolean, Default: "false",
-		Doc:        "Whether the topic uses tiered storage. Samsa has no tiered storage.",
+		Doc:        "Whether the topic uses tiered storage. See docs/tiered-storage.md.",
 		topicField: func(t *TopicConfig) any { return &t.RemoteStorageEnable }},
 	{Name: "retention.bytes", Type: typeLong, Default: "-1", Synonym: "log.retention.bytes",
 		Doc:        "Maximum size of a partition before old segments are deleted under the delete policy; -1 for no limit.",
@@ -193,7 +193,21 @@ func LookupTopic(name string) (Key, bool) {
 // the values consistent with each other and with the topic defaults. A nil
 // value is rejected, as Kafka rejects null topic config values. Keys are
 // checked in sorted order so the error is deterministic.
+//
+// It judges as a broker with tiered storage off and Kafka's topic defaults;
+// Broker.ValidateTopicConfigs judges against a broker's configuration.
 func ValidateTopicConfigs(m map[string]*string) error {
+	return validateTopicConfigs(m, nil)
+}
+
+// ValidateTopicConfigs is the package function judged against this broker:
+// its defaults stand in for keys not given, and remote.storage.enable is
+// accepted when remote.log.storage.system.enable is on.
+func (b *Broker) ValidateTopicConfigs(m map[string]*string) error {
+	return validateTopicConfigs(m, b)
+}
+
+func validateTopicConfigs(m map[string]*string, b *Broker) error {
 	names := make([]string, 0, len(m))
 	for name := range m {
 		names = append(names, name)
@@ -218,17 +232,21 @@ func ValidateTopicConfigs(m map[string]*string) error {
 		}
 		values[name] = value
 	}
-	return validateTopicRelations(values)
+	return validateTopicRelations(values, b)
 }
 
 // validateTopicRelations checks the constraints between topic keys, taking
 // Kafka's topic defaults for keys not given.
-func validateTopicRelations(values map[string]string) error {
+func validateTopicRelations(values map[string]string, b *Broker) error {
 	get := func(name string) string {
 		if v, ok := values[name]; ok {
 			return v
 		}
-		return topicKeys[topicKeyIndex[name]].Default
+		k := &topicKeys[topicKeyIndex[name]]
+		if b != nil && k.Synonym != "" {
+			return b.serverDefault(k.Synonym)
+		}
+		return k.Default
 	}
 	minLag, _ := strconv.ParseInt(get("min.compaction.lag.ms"), 10, 64)
 	maxLag, _ := strconv.ParseInt(get("max.compaction.lag.ms"), 10, 64)
@@ -236,11 +254,7 @@ func validateTopicRelations(values map[string]string) error {
 		return &Error{Kind: ErrInvalidValue, Key: "min.compaction.lag.ms", Message: fmt.Sprintf(
 			"conflict topic config setting min.compaction.lag.ms (%d) > max.compaction.lag.ms (%d)", minLag, maxLag)}
 	}
-	if get("remote.storage.enable") == "true" {
-		return &Error{Kind: ErrInvalidValue, Key: "remote.storage.enable",
-			Message: "Tiered Storage functionality is disabled in the broker. Topic cannot be configured with remote log storage."}
-	}
-	return nil
+	return validateTieredTopic(get, b != nil && b.Tier.RemoteLogStorageSystemEnable)
 }
 
 // topicValue returns the effective value of topic key k: the override if

@@ -24,6 +24,8 @@ type Log struct {
 	clock  func() time.Time
 	logger *slog.Logger
 	epochs *EpochCache
+	// remote holds back retention of segments not yet in the remote tier.
+	remote remoteGuard
 
 	// appendMu serialises every change to the log: appends, rolls,
 	// truncation, retention, config updates and Close. Readers never take it.

@@ -7,6 +7,10 @@ import (
 	"time"
 )
 
+// logStartReason is the deletion reason of segments below the log start
+// offset.
+const logStartReason = "log start offset"
+
 // EnforceRetention deletes closed segments that retention.ms or
 // retention.bytes allow to go, and segments wholly below the log start
 // offset, oldest first, never data at or above the high watermark. As in
@@ -81,7 +85,7 @@ func (l *Log) largestTimestamp(s *segment) int64 {
 
 func (l *Log) deleteBelowLogStartLocked(nowMs int64) (int, error) {
 	logStart := l.LogStartOffset()
-	return l.deleteOldSegmentsLocked(nowMs, "log start offset", func(_, next *segment) bool {
+	return l.deleteOldSegmentsLocked(nowMs, logStartReason, func(_, next *segment) bool {
 		return next != nil && next.baseOffset <= logStart
 	})
 }
@@ -103,7 +107,9 @@ func (l *Log) deleteOldSegmentsLocked(nowMs int64, reason string, predicate func
 		} else if s.size.Load() == 0 {
 			break
 		}
-		if highWatermark < upper || !predicate(s, next) {
+		// Data below the log start offset is unreadable, so it goes
+		// whether or not it reached the remote tier.
+		if highWatermark < upper || (reason != logStartReason && !l.remoteAllowsDeletion(upper)) || !predicate(s, next) {
 			break
 		}
 		deletable = append(deletable, s)

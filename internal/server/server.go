@@ -147,7 +147,7 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 		DefaultNumPartitions:     cfg.NumPartitions,
 		DefaultReplicationFactor: cfg.DefaultReplicationFactor,
 		DeleteTopicEnable:        cfg.DeleteTopicEnable,
-		ValidateTopicConfigs:     config.ValidateTopicConfigs,
+		ValidateTopicConfigs:     cfg.ValidateTopicConfigs,
 		Logger:                   logging.component("controller"),
 	}, n.journal)
 	if err := checkClientSecurity(cfg); err != nil {
@@ -321,6 +321,13 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 		logs.Start(ctx)
 		n.startTransactionTimers(ctx)
 		go n.runISRChecks(ctx)
+		if err := n.startTier(ctx); err != nil {
+			cancel()
+			n.network.Shutdown(context.Background())
+			n.stopMetadata()
+			logs.Shutdown()
+			return nil, fmt.Errorf("tiered storage: %w", err)
+		}
 	}
 	go n.runLiveness(ctx)
 	go n.runLeaderRebalance(ctx)

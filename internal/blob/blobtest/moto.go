@@ -1,0 +1,126 @@
+// Package blobtest starts real S3-compatible servers on loopback for tests:
+// moto_server (Python moto[server]).
+package blobtest
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Moto is a running moto_server.
+type Moto struct {
+	// Endpoint is http://127.0.0.1:<port>.
+	Endpoint string
+	port     int
+	cmd      *exec.Cmd
+	t        testing.TB
+}
+
+// MotoInstalled reports whether moto_server is on PATH.
+func MotoInstalled() bool {
+	_, err := exec.LookPath("moto_server")
+	return err == nil
+}
+
+// StartMoto starts moto_server on a free loopback port, or skips the test
+// with a clear message when moto_server is not installed
+// (pip install 'moto[server]'). The server is stopped at the end of the test.
+func StartMoto(t testing.TB) *Moto {
+	t.Helper()
+	path, err := exec.LookPath("moto_server")
+	if err != nil {
+		if os.Getenv("SAMSA_REQUIRE_MOTO") != "" {
+			t.Fatal("moto_server not installed (pip install 'moto[server]') and SAMSA_REQUIRE_MOTO is set")
+		}
+		t.Skip("moto_server not installed (pip install 'moto[server]'); skipping the S3 test")
+	}
+	// The dummy credentials keep the AWS SDK from searching for real ones.
+	t.Setenv("AWS_ACCESS_KEY_ID", "testing")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "testing")
+	t.Setenv("AWS_REGION", "us-east-1")
+	m := &Moto{port: freePort(t), t: t}
+	m.Endpoint = fmt.Sprintf("http://127.0.0.1:%d", m.port)
+	m.start(path)
+	t.Cleanup(m.Stop)
+	return m
+}
+
+func freePort(t testing.TB) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("free port: %v", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func (m *Moto) start(path string) {
+	m.t.Helper()
+	m.cmd = exec.Command(path, "-H", "127.0.0.1", "-p", fmt.Sprint(m.port))
+	m.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if testing.Verbose() {
+		m.cmd.Stderr = os.Stderr
+	}
+	if err := m.cmd.Start(); err != nil {
+		m.t.Fatalf("start moto_server: %v", err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get(m.Endpoint + "/moto-api/")
+		if err == nil {
+			resp.Body.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			m.Stop()
+			m.t.Fatalf("moto_server did not answer on %s: %v", m.Endpoint, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Stop ends the server; its data is lost. Calling it twice is harmless.
+func (m *Moto) Stop() {
+	if m.cmd == nil || m.cmd.Process == nil {
+		return
+	}
+	_ = syscall.Kill(-m.cmd.Process.Pid, syscall.SIGKILL)
+	_ = m.cmd.Wait()
+	m.cmd = nil
+}
+
+// Pause stops the server process (SIGSTOP) so requests hang, as an
+// unreachable endpoint does; Resume continues it with its data intact.
+func (m *Moto) Pause()  { _ = syscall.Kill(-m.cmd.Process.Pid, syscall.SIGSTOP) }
+func (m *Moto) Resume() { _ = syscall.Kill(-m.cmd.Process.Pid, syscall.SIGCONT) }
+
+// CreateBucket creates a bucket (moto accepts unsigned requests) and returns
+// its s3:// URL for blob.Open.
+func (m *Moto) CreateBucket(name string) string {
+	m.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPut, m.Endpoint+"/"+name, strings.NewReader(""))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		m.t.Fatalf("create bucket %s: %v", name, err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		m.t.Fatalf("create bucket %s: HTTP %d", name, resp.StatusCode)
+	}
+	return m.BucketURL(name)
+}
+
+// BucketURL is the s3:// URL of bucket name on this server.
+func (m *Moto) BucketURL(name string) string {
+	return fmt.Sprintf("s3://%s?endpoint=%s&use_path_style=true&region=us-east-1", name, m.Endpoint)
+}

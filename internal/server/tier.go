@@ -1,0 +1,215 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/samsa-streaming/samsa/internal/blob"
+	"github.com/samsa-streaming/samsa/internal/metadata"
+	"github.com/samsa-streaming/samsa/internal/metrics"
+	"github.com/samsa-streaming/samsa/internal/partition"
+	"github.com/samsa-streaming/samsa/internal/tier"
+)
+
+// startTier starts the remote log manager when remote.log.storage.system.enable
+// is on; with it off nothing is opened and no goroutine runs, so produce and
+// fetch pay nothing for tiered storage.
+//
+// Every remote.log.manager.task.interval.ms the loop runs one task for each
+// partition this node leads of a topic with remote.storage.enable=true: it
+// copies closed segments below the LSO and expires remote segments by total
+// retention. Local segments are deleted by the topic's retention.* as on an
+// untiered topic, and reads are served from local segments.
+func (n *Node) startTier(ctx context.Context) error {
+	cfg := n.broker.StaticConfig.Tier
+	if !cfg.RemoteLogStorageSystemEnable {
+		return nil
+	}
+	bucket, err := blob.Open(ctx, cfg.BucketURL)
+	if err != nil {
+		return err
+	}
+	retrying := blob.Retrying(bucket, blob.RetryPolicy{Attempts: 5,
+		BackoffMs: cfg.TaskRetryBackoffMs, BackoffMaxMs: cfg.TaskRetryBackoffMaxMs})
+	store := tier.NewStore(tier.StoreConfig{Bucket: retrying, Prefix: cfg.BucketPrefix})
+	manager := tier.NewManager(tier.ManagerConfig{Store: store, BrokerID: n.broker.StaticConfig.NodeID,
+		CopierThreads: int(cfg.CopierThreadPoolSize), OrphanGraceMs: 10 * cfg.TaskIntervalMs})
+	tierMetrics := n.metrics.TierMetrics()
+	logger := n.logger.With("component", "tier")
+	logger.Info("tiered storage enabled", "bucket", blob.Redact(cfg.BucketURL))
+	go func() {
+		defer bucket.Close()
+		ticker := time.NewTicker(time.Duration(cfg.TaskIntervalMs) * time.Millisecond)
+		defer ticker.Stop()
+		tiered := map[metadata.UUID]*tieredTopic{}
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-ticker.C:
+			}
+			n.runTierTasks(ctx, manager, store, tierMetrics, tiered, logger)
+		}
+	}()
+	return nil
+}
+
+// runTierTasks runs one task per led tiered partition and deletes the
+// remote data of tiered topics that no longer exist.
+func (n *Node) runTierTasks(ctx context.Context, manager *tier.Manager, store *tier.Store, tierMetrics *metrics.Tier, tiered map[metadata.UUID]*tieredTopic, logger interface {
+	Warn(string, ...any)
+}) {
+	img := n.broker.Image()
+	for _, p := range n.partitions.All() {
+		tc := p.Config()
+		if tc == nil || p.Closed() || p.LeaderID() != n.broker.StaticConfig.NodeID {
+			continue
+		}
+		if !tc.RemoteStorageEnable {
+			if topic := tiered[p.TopicID]; topic != nil && topic.partitions[p.Index] {
+				p.Log.ClearRemoteGuard()
+			}
+			n.disableTiering(ctx, store, tierMetrics, tiered, p, tc.RemoteLogDeleteOnDisable, logger)
+			continue
+		}
+		seen := tiered[p.TopicID]
+		if seen == nil || !seen.partitions[p.Index] {
+			// Until the first task reads the bucket, retention deletes
+			// nothing of this partition.
+			p.Log.SetRemoteCopiedOffset(-1)
+		}
+		if seen == nil {
+			seen = &tieredTopic{name: p.Topic, partitions: map[int32]bool{}}
+			tiered[p.TopicID] = seen
+		}
+		seen.partitions[p.Index] = true
+		task := tier.Task{Partition: tier.Partition{TopicID: p.TopicID, Partition: p.Index},
+			Log: partitionLog{p}, LeaderEpoch: p.LeaderEpoch(),
+			Settings: tier.TopicSettings{RetentionMs: tc.RetentionMs, RetentionBytes: tc.RetentionBytes, CopyDisable: tc.RemoteLogCopyDisable}}
+		if !tc.Delete() {
+			task.Settings.RetentionMs, task.Settings.RetentionBytes = -1, -1
+		}
+		// A task may take long (a large segment on a slow link) but not
+		// forever: a store that hangs gives up the task to the next one.
+		taskCtx, cancel := context.WithTimeout(ctx, tierTaskTimeout)
+		result, err := manager.Run(taskCtx, task)
+		cancel()
+		switch {
+		case tc.RemoteLogCopyDisable:
+			// A topic that copies no more is deleted locally by
+			// retention.* alone, as Kafka does (KIP-950).
+			p.Log.ClearRemoteGuard()
+		case err == nil || result.CopiedOffset >= 0:
+			// What the bucket holds as far as the task got; a task that
+			// could not even list the bucket leaves the guard as it was.
+			p.Log.SetRemoteCopiedOffset(result.CopiedOffset)
+		}
+		if err != nil && ctx.Err() == nil {
+			logger.Warn("remote log manager task failed; retrying next interval", "partition", p.String(), "err", err)
+		}
+		tierMetrics.Observe(taskMetrics(p, task, result, err != nil))
+	}
+	for id, topic := range tiered {
+		if img.TopicByID(id) != nil {
+			continue
+		}
+		if err := store.DeleteTopic(ctx, id); err != nil {
+			tierMetrics.DeleteFailed(topic.name)
+			logger.Warn("deleting remote data of a deleted topic failed; retrying next interval", "err", err)
+			continue
+		}
+		for index := range topic.partitions {
+			tierMetrics.Forget(topic.name, index)
+		}
+		delete(tiered, id)
+	}
+}
+
+// disableTiering handles a led partition whose topic had tiering on when
+// this node last looked and has it off now: with
+// remote.log.delete.on.disable=true its remote data is deleted (KIP-950),
+// otherwise it is left for an operator to enable tiering again.
+func (n *Node) disableTiering(ctx context.Context, store *tier.Store, tierMetrics *metrics.Tier, tiered map[metadata.UUID]*tieredTopic,
+	p *partition.Partition, deleteOnDisable bool, logger interface{ Warn(string, ...any) }) {
+	topic := tiered[p.TopicID]
+	if topic == nil || !topic.partitions[p.Index] || !deleteOnDisable {
+		return
+	}
+	if err := store.DeletePartition(ctx, tier.Partition{TopicID: p.TopicID, Partition: p.Index}); err != nil {
+		tierMetrics.DeleteFailed(p.Topic)
+		logger.Warn("deleting remote data of a partition with tiering disabled failed; retrying next interval", "partition", p.String(), "err", err)
+		return
+	}
+	tierMetrics.Forget(p.Topic, p.Index)
+	delete(topic.partitions, p.Index)
+}
+
+// tieredTopic is a tiered topic this node has led partitions of, so its
+// remote data can be deleted when the topic is.
+type tieredTopic struct {
+	name       string
+	partitions map[int32]bool
+}
+
+// tierTaskTimeout bounds one remote log manager task. Samsa: 15 minutes,
+// an upload of a 1 GiB segment at about 1 MB/s.
+const tierTaskTimeout = 15 * time.Minute
+
+// taskMetrics summarizes a task for the metrics.
+func taskMetrics(p *partition.Partition, task tier.Task, result tier.TaskResult, failed bool) metrics.TierTask {
+	m := metrics.TierTask{Topic: p.Topic, Partition: p.Index, Failed: failed,
+		CopiedSegments:  int64(len(result.Copied)),
+		DeletedSegments: int64(len(result.Expired) + result.Collected),
+		RemoteSizeBytes: result.View.SizeBytes(), RemoteCount: int64(len(result.View.Segments))}
+	for _, c := range result.Copied {
+		m.CopiedBytes += c.SegmentSizeBytes
+	}
+	for _, s := range task.Log.ClosedSegments() {
+		if s.EndOffset > result.CopiedOffset {
+			m.CopyLagBytes += s.SizeBytes
+			m.CopyLagSegments++
+		}
+	}
+	return m
+}
+
+// partitionLog adapts a hosted partition to tier.PartitionLog.
+type partitionLog struct{ p *partition.Partition }
+
+func (a partitionLog) ClosedSegments() []tier.LocalSegment {
+	closed := a.p.Log.ClosedSegments()
+	out := make([]tier.LocalSegment, len(closed))
+	for i, s := range closed {
+		out[i] = tier.LocalSegment{BaseOffset: s.BaseOffset, EndOffset: s.EndOffset, SizeBytes: s.SizeBytes,
+			MaxTimestampMs: s.MaxTimestampMs, Files: map[tier.FileKind]string{
+				tier.FileSegment: s.LogPath, tier.FileOffsetIndex: s.IndexPath,
+				tier.FileTimeIndex: s.TimeIndexPath, tier.FileTransactionIndex: s.TxnIndexPath}}
+	}
+	return out
+}
+
+func (a partitionLog) LastStableOffset() int64 { return a.p.LastStableOffset() }
+func (a partitionLog) LogStartOffset() int64   { return a.p.Log.LogStartOffset() }
+func (a partitionLog) LocalSizeBytes() int64   { return a.p.Log.Size() }
+
+func (a partitionLog) LeaderEpochs() []tier.EpochEntry {
+	entries := a.p.Log.EpochCache().Entries()
+	out := make([]tier.EpochEntry, len(entries))
+	for i, e := range entries {
+		out[i] = tier.EpochEntry{Epoch: e.Epoch, StartOffset: e.StartOffset}
+	}
+	return out
+}
+
+// ProducerSnapshotPath names Kafka's <offset %020d>.snapshot in the
+// partition's directory when the log has a snapshot at offset.
+func (a partitionLog) ProducerSnapshotPath(offset int64) string {
+	offsets, err := a.p.Log.ProducerSnapshotOffsets()
+	if err != nil || !slices.Contains(offsets, offset) {
+		return ""
+	}
+	return filepath.Join(a.p.Log.Dir(), fmt.Sprintf("%020d.snapshot", offset))
+}

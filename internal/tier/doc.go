@@ -1,0 +1,81 @@
+// Package tier is Samsa's remote log manager (KIP-405): the leader of a
+// partition of a topic with remote.storage.enable=true copies each closed
+// segment below the last stable offset to an object store (internal/blob),
+// with its indexes, producer snapshot and leader-epoch checkpoint; total
+// retention (retention.ms, retention.bytes) then covers both tiers and
+// deletes remote segments, while local retention (local.retention.*) may
+// only delete local segments already copied.
+//
+// # Where remote segment metadata lives
+//
+// Kafka records the states of each remote segment (COPY_SEGMENT_STARTED,
+// COPY_SEGMENT_FINISHED, DELETE_SEGMENT_STARTED, DELETE_SEGMENT_FINISHED) in
+// the replicated internal topic __remote_log_metadata. Samsa records them in
+// the bucket itself, as small immutable metadata objects beside the segment
+// they describe. The bucket is the one store that outlives every broker and
+// the metadata quorum, so a partition, or a whole cluster, can be rebuilt
+// from the bucket alone (Redpanda's manifests take the same view); a second
+// log would add a replicated topic whose loss orphans every segment. Object
+// stores are strongly consistent for read-after-write and list-after-write
+// (S3 since 2020, GCS, Azure Blob, the file driver), which is what makes a
+// listing an exact view of the states.
+//
+// # Object layout
+//
+// Every key starts with the broker's rsm.config.bucket.prefix. One upload of
+// one segment is a directory of its own, named by a random segment id, so
+// keys are unique per upload and never rewritten:
+//
+//	<prefix>tier/v1/<topic-id>/<partition>/<base-offset %020d>-<segment-id>/
+//	    copy-started.meta      metadata, state COPY_SEGMENT_STARTED (written first)
+//	    segment.log            the .log file, byte for byte
+//	    offset.index           the .index file, trimmed to its entries
+//	    time.index             the .timeindex file, trimmed to its entries
+//	    txn.index              the .txnindex file (absent when empty)
+//	    producer.snapshot      the producer snapshot at the segment's end offset+1 (absent when none)
+//	    leader-epoch.checkpoint the leader-epoch entries up to the segment's end
+//	    copy-finished.meta     metadata, state COPY_SEGMENT_FINISHED (written last)
+//	    delete-started.meta    metadata, state DELETE_SEGMENT_STARTED
+//
+// <topic-id> is the topic's UUID in lower-case hex; <segment-id> is 16 random
+// bytes in lower-case hex. A segment is readable only once copy-finished.meta
+// exists, so a leader that dies mid-upload leaves a directory with
+// copy-started.meta and no copy-finished.meta: an orphan, which the next
+// leader deletes once it is older than an upload could take. Deletion writes
+// delete-started.meta, deletes the data objects, then the metadata objects,
+// delete-started.meta last; DELETE_SEGMENT_FINISHED is the directory being
+// gone. A segment with delete-started.meta is never served.
+//
+// # Metadata object (all integers big-endian)
+//
+//	offset  size  field
+//	0       4     magic "SRSM"
+//	4       2     version (1)
+//	6       1     state: 0 COPY_SEGMENT_STARTED, 1 COPY_SEGMENT_FINISHED,
+//	              2 DELETE_SEGMENT_STARTED, 3 DELETE_SEGMENT_FINISHED
+//	7       1     reserved, 0
+//	8       16    topic id
+//	24      4     partition
+//	28      16    segment id
+//	44      8     base offset
+//	52      8     end offset (last offset in the segment, inclusive)
+//	60      8     max timestamp ms
+//	68      4     broker id of the uploading leader
+//	72      4     leader epoch of the uploading leader (the fencing epoch)
+//	76      8     event timestamp ms (when this state was recorded)
+//	84      8     segment size bytes (the .log object)
+//	92      4     N, number of leader-epoch entries (at most 65536)
+//	96      12*N  N entries: epoch int32, start offset int64, ascending
+//	...     1     M, number of file entries (at most 8)
+//	...     9*M   M entries: kind uint8, size int64
+//	...     4     CRC-32C (Castagnoli) of every byte before it
+//
+// # Fencing
+//
+// An upload carries the leader epoch of the leader that made it. A segment
+// is part of the partition's lineage when its leader-epoch entries agree
+// with the current leader's epoch cache up to its end offset; a deposed
+// leader's upload whose epochs the new leader's log never had is outside
+// the lineage, never served, and deleted by retention. Of two finished
+// uploads of overlapping offsets, the one of the higher leader epoch wins.
+package tier
