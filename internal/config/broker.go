@@ -209,7 +209,7 @@ func Load(path string, overrides []string, environ []string) (*Broker, []string,
 	origin := make(map[string]string)
 	var warnings []string
 	set := func(key, value, from string) {
-		if _, ok := brokerKeyIndex[key]; !ok {
+		if _, ok := keyFor(key); !ok {
 			warnings = append(warnings, fmt.Sprintf("%s: unknown configuration key %q ignored", from, key))
 			return
 		}
@@ -258,7 +258,7 @@ func Load(path string, overrides []string, environ []string) (*Broker, []string,
 	}
 
 	for _, key := range sortedNames(static) {
-		k := brokerKeys[brokerKeyIndex[key]]
+		k, _ := keyFor(key)
 		value, err := k.validate(static[key])
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", origin[key], err)
@@ -288,11 +288,10 @@ func (b *Broker) WithDynamic(perBroker, clusterDefault map[string]string) (*Brok
 		out := make(map[string]string, len(layer))
 		for _, key := range sortedNames(layer) {
 			raw := layer[key]
-			i, ok := brokerKeyIndex[key]
+			k, ok := keyFor(key)
 			if !ok {
 				return nil, &Error{Kind: ErrUnknownKey, Key: key, Message: "Unknown broker config name: " + key}
 			}
-			k := &brokerKeys[i]
 			if !k.Dynamic {
 				return nil, &Error{Kind: ErrReadOnly, Key: key, Message: "Cannot update these configs dynamically: " + key}
 			}
