@@ -45,6 +45,10 @@ type ListenerSpec struct {
 	// Config.AcceptAfterOpen (the controller listener, which peers need
 	// before this node is ready for clients).
 	OpenAtStart bool
+	// Authenticator, when set, makes this a SASL_PLAINTEXT or SASL_SSL
+	// listener: connections must authenticate before they are served
+	// (authenticate.go).
+	Authenticator Authenticator
 }
 
 // Config configures a Server. The zero value of every field but Listeners

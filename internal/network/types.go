@@ -114,6 +114,10 @@ type ConnInfo struct {
 	LocalAddr  net.Addr
 	RemoteAddr net.Addr
 	Principal  string
+	// SASL is the connection's authentication session on SASL listeners,
+	// nil elsewhere. Principal changes only while the session gates the
+	// connection, when no other request of it is being handled.
+	SASL Session
 }
 
 // Respond delivers the response to this request. It may be called from any
