@@ -24,6 +24,9 @@ type Image struct {
 	// features holds the finalized feature levels written by
 	// FeatureLevelRecords (features.go); absent ones are at their default.
 	features map[string]int16
+	// scram holds the SCRAM credentials (scram.go); shared between images
+	// until a SCRAM record changes them.
+	scram map[ScramKey]ScramCredential
 }
 
 // Topic is a topic and its partitions; Partitions[i].Partition == i.
@@ -190,7 +193,8 @@ func (img *Image) Records() []Record {
 	if img.NextProducerID > 0 {
 		recs = append(recs, &ProducerIDsRecord{BrokerID: -1, NextProducerID: img.NextProducerID})
 	}
-	return append(recs, img.featureRecords()...)
+	recs = append(recs, img.featureRecords()...)
+	return append(recs, img.scramRecords()...)
 }
 
 func (img *Image) clone() *Image {
@@ -203,6 +207,7 @@ func (img *Image) clone() *Image {
 		configs:        maps.Clone(img.configs),
 		NextProducerID: img.NextProducerID,
 		features:       maps.Clone(img.features),
+		scram:          img.scram,
 	}
 }
 
@@ -281,6 +286,8 @@ func (img *Image) apply(r Record) {
 		}
 	case *FeatureLevelRecord:
 		img.applyFeatureLevel(r)
+	default:
+		img.applyScram(r)
 	}
 }
 
