@@ -10,10 +10,10 @@ import (
 
 // SCRAM mechanism codes (Kafka's ScramMechanism) and iteration bounds.
 const (
-	scramSHA256          int8 = 1
-	scramSHA512          int8 = 2
-	scramMinIterations        = 4096
-	scramMaxIterations        = 16384
+	scramSHA256        int8 = 1
+	scramSHA512        int8 = 2
+	scramMinIterations      = 4096
+	scramMaxIterations      = 16384
 )
 
 // ScramDeletion removes a user's credential for one mechanism.

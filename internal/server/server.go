@@ -142,7 +142,13 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 	}
 
 	n.journal = &quorumJournal{timeout: 30 * time.Second}
+	bootstrapRecords, err := bootstrapScramUsers(cfg)
+	if err != nil {
+		logs.Shutdown()
+		return nil, err
+	}
 	n.controller = controller.New(controller.Config{
+		BootstrapRecords:         bootstrapRecords,
 		NodeID:                   cfg.NodeID,
 		DefaultNumPartitions:     cfg.NumPartitions,
 		DefaultReplicationFactor: cfg.DefaultReplicationFactor,
@@ -235,6 +241,14 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 	// indexes in Addrs.
 	if controllerListener != nil {
 		listeners = append(listeners, network.ListenerSpec{Name: cfg.ControllerListenerNames[0], Address: controllerListener.inner.Addr().String(), Listener: controllerListener.kafka, OpenAtStart: true})
+	}
+	if err := attachAuthenticators(cfg, listeners, n.controller.Image); err != nil {
+		if controllerListener != nil {
+			controllerListener.kafka.Close()
+		}
+		n.stopMetadata()
+		logs.Shutdown()
+		return nil, err
 	}
 	n.broker.Metrics = n.metrics
 	n.network, err = network.NewServer(network.Config{
