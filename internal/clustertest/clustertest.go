@@ -259,6 +259,9 @@ func WaitFor(t testing.TB, timeout time.Duration, cond func() error) {
 // nodes (StartCluster), or dedicated brokers and controllers
 // (StartDedicatedCluster).
 type Cluster struct {
+	// ClientOptions are what a client needs to connect (SASL credentials
+	// on a secured cluster); nil for plaintext.
+	ClientOptions []kgo.Opt
 	// Nodes are the nodes with the broker role: every node of a combined
 	// cluster.
 	Nodes []*Node
@@ -284,7 +287,11 @@ func StartCluster(t testing.TB, n int, overrides ...string) *Cluster {
 // ones: a broker.rack per node, a metrics.listener per node.
 func StartClusterEach(t testing.TB, n int, each func(i int) []string, overrides ...string) *Cluster {
 	t.Helper()
-	c := &Cluster{}
+	return startCluster(t, &Cluster{}, n, each, overrides...)
+}
+
+func startCluster(t testing.TB, c *Cluster, n int, each func(i int) []string, overrides ...string) *Cluster {
+	t.Helper()
 	// A quorum needs an odd number of voters: with an even n the last node
 	// is a broker only (process.roles=broker), following the metadata log.
 	voterCount := n
@@ -400,7 +407,7 @@ func (c *Cluster) waitForBrokers(t testing.TB, n int) {
 	// the cluster is ready once every node serves and knows all the others.
 	for _, node := range c.Nodes {
 		WaitFor(t, 60*time.Second, func() error {
-			brokers, err := brokerCount(node.Addr())
+			brokers, err := brokerCount(node.Addr(), c.ClientOptions...)
 			if err != nil {
 				return err
 			}
@@ -413,8 +420,8 @@ func (c *Cluster) waitForBrokers(t testing.TB, n int) {
 }
 
 // brokerCount asks one node how many live brokers it knows.
-func brokerCount(addr string) (int, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+func brokerCount(addr string, opts ...kgo.Opt) (int, error) {
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr)}, opts...)...)
 	if err != nil {
 		return 0, err
 	}

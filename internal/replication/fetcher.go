@@ -100,7 +100,7 @@ func (f *fetcher) run() {
 		logger.Warn("replica fetcher: leader has no endpoint")
 		return
 	}
-	cl, err := newClient(f.addr)
+	cl, err := newClient(f.addr, f.m.cfg.ClientOptions)
 	if err != nil {
 		logger.Warn("replica fetcher: client", "err", err)
 		return

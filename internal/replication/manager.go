@@ -27,6 +27,9 @@ import (
 // Config holds the replica fetcher settings, with Kafka's names.
 type Config struct {
 	NodeID int32
+	// ClientOptions are added to every fetcher's client: the inter-broker
+	// listener's security (SASL credentials).
+	ClientOptions []kgo.Opt
 	// FetchMaxBytes is replica.fetch.max.bytes (per partition).
 	FetchMaxBytes int32
 	// FetchResponseMaxBytes is replica.fetch.response.max.bytes.
@@ -125,6 +128,6 @@ func brokerAddr(img *metadata.Image, id int32) string {
 	return net.JoinHostPort(ep.Host, strconv.Itoa(int(ep.Port)))
 }
 
-func newClient(addr string) (*kgo.Client, error) {
-	return kgo.NewClient(kgo.SeedBrokers(addr), kgo.RetryTimeout(0), kgo.RequestRetries(0))
+func newClient(addr string, extra []kgo.Opt) (*kgo.Client, error) {
+	return kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.RetryTimeout(0), kgo.RequestRetries(0)}, extra...)...)
 }

@@ -45,9 +45,11 @@ const (
 // metadataFollower follows the metadata log for a broker-only node.
 type metadataFollower struct {
 	nodeID int32
-	voters []config.QuorumVoter
-	ctrl   *controller.Controller
-	logger *slog.Logger
+	// clientOptions are the controller listener's security options.
+	clientOptions []kgo.Opt
+	voters        []config.QuorumVoter
+	ctrl          *controller.Controller
+	logger        *slog.Logger
 	// requestTimeout is controller.quorum.request.timeout.ms; backoff is
 	// controller.quorum.retry.backoff.ms.
 	requestTimeout, backoff time.Duration
@@ -76,6 +78,7 @@ func newMetadataFollower(cfg *config.Broker, ctrl *controller.Controller, logger
 		requestTimeout: time.Duration(max(configInt(cfg, "controller.quorum.request.timeout.ms"), 1)) * time.Millisecond,
 		backoff:        time.Duration(max(configInt(cfg, "controller.quorum.retry.backoff.ms"), 1)) * time.Millisecond,
 		clients:        map[int32]*kgo.Client{},
+		clientOptions:  mustClientOptions(controllerClientOptions(cfg)),
 		done:           make(chan struct{}),
 	}
 	f.mu.leaderID = -1
@@ -191,7 +194,7 @@ func (f *metadataFollower) client(v config.QuorumVoter) (*kgo.Client, error) {
 	if cl := f.clients[v.NodeID]; cl != nil {
 		return cl, nil
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(net.JoinHostPort(v.Host, strconv.Itoa(int(v.Port)))))
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(net.JoinHostPort(v.Host, strconv.Itoa(int(v.Port))))}, f.clientOptions...)...)
 	if err != nil {
 		return nil, err
 	}

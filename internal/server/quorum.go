@@ -188,7 +188,7 @@ func (a *activeController) request(ctx context.Context, req kmsg.Request) (kmsg.
 		if a.client != nil {
 			a.client.Close()
 		}
-		cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+		cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr)}, mustClientOptions(controllerClientOptions(a.n.cfg))...)...)
 		if err != nil {
 			a.mu.Unlock()
 			return nil, err

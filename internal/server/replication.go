@@ -19,6 +19,7 @@ func (n *Node) setupReplication() {
 	cfg := n.cfg
 	n.replicas = replication.NewManager(replication.Config{
 		NodeID:                cfg.NodeID,
+		ClientOptions:         mustClientOptions(interBrokerClientOptions(cfg)),
 		FetchMaxBytes:         cfg.ReplicaFetchMaxBytes,
 		FetchResponseMaxBytes: cfg.ReplicaFetchResponseMaxBytes,
 		FetchWaitMaxMs:        cfg.ReplicaFetchWaitMaxMs,

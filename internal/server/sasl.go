@@ -36,6 +36,9 @@ func isSASLProtocol(protocol string) bool {
 // authenticator, from sasl.enabled.mechanisms and the listener's JAAS
 // configs (listener.name.<listener>.<mechanism>.sasl.jaas.config).
 func attachAuthenticators(cfg *config.Broker, specs []network.ListenerSpec, image func() *metadata.Image) error {
+	if err := checkClientSASL(cfg); err != nil {
+		return err
+	}
 	for i := range specs {
 		protocol := cfg.ListenerSecurityProtocolMap[specs[i].Name]
 		if !isSASLProtocol(protocol) {

@@ -24,6 +24,7 @@ import (
 func (n *Node) setupTransactions(logger *slog.Logger) {
 	cfg := n.cfg
 	n.txnPeers = newBrokerClients(n.controller.Image, int64(cfg.RequestTimeoutMs))
+	n.txnPeers.clientOptions = mustClientOptions(interBrokerClientOptions(cfg))
 	n.txn = txn.NewCoordinator(txn.Config{
 		NumPartitions: func() int32 {
 			if t := n.controller.Image().Topic(controller.TransactionStateTopic); t != nil {

@@ -24,7 +24,9 @@ import (
 // registered and replaced when that address changes. Requests carry no
 // retries; the callers retry as Kafka's inter-broker senders do.
 type brokerClients struct {
-	image func() *metadata.Image
+	// clientOptions are the inter-broker listener's security options.
+	clientOptions []kgo.Opt
+	image         func() *metadata.Image
 	// timeoutMs bounds every request (request.timeout.ms, as Kafka's
 	// inter-broker network clients).
 	timeoutMs int64
@@ -77,8 +79,8 @@ func (b *brokerClients) client(broker int32) (*kgo.Client, error) {
 		c.client.Close()
 		delete(b.mu.clients, broker)
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RetryTimeout(0), kgo.RequestRetries(0),
-		kgo.RequestTimeoutOverhead(time.Duration(b.timeoutMs)*time.Millisecond))
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.RetryTimeout(0), kgo.RequestRetries(0),
+		kgo.RequestTimeoutOverhead(time.Duration(b.timeoutMs) * time.Millisecond)}, b.clientOptions...)...)
 	if err != nil {
 		return nil, err
 	}
