@@ -20,6 +20,7 @@ type clientProperties struct {
 	clientID         string
 	requestTimeout   time.Duration
 	bootstrapServers string
+	sasl             saslProperties
 }
 
 // loadClientProperties reads a Java-style properties file (key=value or
@@ -68,11 +69,14 @@ func loadClientProperties(path string) (clientProperties, []string, error) {
 			}
 			props.requestTimeout = time.Duration(ms) * time.Millisecond
 		case "security.protocol":
-			if !strings.EqualFold(value, "PLAINTEXT") {
-				return props, nil, fmt.Errorf("--command-config %s:%d: security.protocol=%s is not supported yet; only PLAINTEXT", path, lineNumber, value)
+			if !strings.EqualFold(value, "PLAINTEXT") && !strings.EqualFold(value, "SASL_PLAINTEXT") {
+				return props, nil, fmt.Errorf("--command-config %s:%d: security.protocol=%s is not supported yet; only PLAINTEXT and SASL_PLAINTEXT", path, lineNumber, value)
 			}
+			props.sasl.protocol = value
 		default:
-			ignored = append(ignored, key)
+			if !props.sasl.set(key, value) {
+				ignored = append(ignored, key)
+			}
 		}
 	}
 	if err := scanner.Err(); err != nil {

@@ -42,6 +42,8 @@ type globalOptions struct {
 	// Resolved by resolve before any command runs.
 	seeds    []string
 	clientID string
+	// saslOptions authenticate every client (--command-config's sasl.*).
+	saslOptions []kgo.Opt
 }
 
 func newGlobalOptions() *globalOptions {
@@ -53,7 +55,7 @@ func (o *globalOptions) addFlags(root *cobra.Command) {
 	flags.StringVarP(&o.bootstrapServers, "bootstrap-server", "b", defaultBootstrapServers,
 		"comma-separated host:port list of brokers to connect to (env "+bootstrapServersEnv+")")
 	flags.StringVar(&o.commandConfigPath, "command-config", "",
-		"client properties file (supports client.id, request.timeout.ms, bootstrap.servers)")
+		"client properties file (supports client.id, request.timeout.ms, bootstrap.servers, security.protocol, sasl.mechanism, sasl.jaas.config)")
 	flags.StringVarP(&o.output, "output", "o", outputTable, "output format: table or json")
 	flags.DurationVar(&o.requestTimeout, "timeout", defaultRequestTimeout,
 		"how long to wait for the cluster to answer each request")
@@ -87,6 +89,11 @@ func (o *globalOptions) resolve(cmd *cobra.Command) error {
 	if props.clientID != "" {
 		o.clientID = props.clientID
 	}
+	saslOptions, err := props.sasl.options()
+	if err != nil {
+		return err
+	}
+	o.saslOptions = saslOptions
 	// consume shadows --timeout with its idle timeout, so the persistent
 	// flag may not be this command's; ask the flag set that owns it.
 	timeoutFlag := cmd.Root().PersistentFlags().Lookup("timeout")
@@ -127,6 +134,7 @@ func (o *globalOptions) newClient(extra ...kgo.Opt) (*kgo.Client, error) {
 		kgo.ClientID(o.clientID),
 		kgo.DialTimeout(min(o.requestTimeout, dialTimeoutMax)),
 	}
+	opts = append(opts, o.saslOptions...)
 	opts = append(opts, extra...)
 	client, err := kgo.NewClient(opts...)
 	if err != nil {

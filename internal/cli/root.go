@@ -35,6 +35,7 @@ var topLevelCommands = []commandConstructor{
 	newClusterCommand,
 	newBenchCommand,
 	newDumpLogCommand,
+	newUsersCommand,
 }
 
 // Execute runs samsa with the process's arguments and standard streams, and

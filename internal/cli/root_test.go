@@ -87,9 +87,9 @@ func TestCommandConfig(t *testing.T) {
 	}
 
 	good := write("good.properties", "# client settings\nclient.id = audit-tool\nrequest.timeout.ms: 20000\n"+
-		"security.protocol=PLAINTEXT\nsasl.mechanism=PLAIN\nacks=all\n")
+		"security.protocol=PLAINTEXT\nlinger.ms=5\nacks=all\n")
 	result := mustRun(t, bootstrap, "", "--command-config", good, "cluster", "describe")
-	for _, key := range []string{"sasl.mechanism", "acks"} {
+	for _, key := range []string{"linger.ms", "acks"} {
 		if !strings.Contains(result.stderr, "warning: --command-config: ignoring unsupported client property "+key) {
 			t.Errorf("no warning for %s: %q", key, result.stderr)
 		}
