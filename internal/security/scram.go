@@ -116,8 +116,7 @@ func CredentialFromSaltedPassword(m ScramMechanism, salt, saltedPassword []byte,
 
 // NewScramCredential salts password with a random salt.
 func NewScramCredential(m ScramMechanism, password string, iterations int32) (ScramCredential, error) {
-	salt := make([]byte, 32)
-	rand.Read(salt)
+	salt := []byte(rand.Text())
 	salted, err := SaltPassword(m, password, salt, int(iterations))
 	if err != nil {
 		return ScramCredential{}, err

@@ -49,6 +49,7 @@ func startSASLNode(t *testing.T, overrides ...string) *saslNode {
 		"log.dirs=" + t.TempDir(),
 		"group.initial.rebalance.delay.ms=0",
 		"log.level=debug",
+		"metrics.listener=",
 		"sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512,OAUTHBEARER",
 		"samsa.sasl.plain.allow.plaintext=true",
 		`listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_alice="` + saslAlicePassword + `";`,
