@@ -102,7 +102,25 @@ func saslAuthenticator(cfg *config.Broker, listener, protocol string, image func
 // oauthbearer.sasl.jaas.config.
 func oauthValidator(listener string, value func(string) string) (security.TokenValidator, error) {
 	if url := value("sasl.oauthbearer.jwks.endpoint.url"); url != "" {
-		return nil, fmt.Errorf("listener %s: sasl.oauthbearer.jwks.endpoint.url %s: JWKS validation is not available in this build; use the unsecured validator for development", listener, url)
+		jwks := security.JWKSConfig{
+			URL:              url,
+			ExpectedAudience: splitList(value("sasl.oauthbearer.expected.audience")),
+			ExpectedIssuer:   value("sasl.oauthbearer.expected.issuer"),
+			SubjectClaimName: value("sasl.oauthbearer.sub.claim.name"),
+			ScopeClaimName:   value("sasl.oauthbearer.scope.claim.name"),
+		}
+		var err error
+		if jwks.RefreshMs, err = strconv.ParseInt(value("sasl.oauthbearer.jwks.endpoint.refresh.ms"), 10, 64); err != nil {
+			return nil, fmt.Errorf("listener %s: sasl.oauthbearer.jwks.endpoint.refresh.ms: %w", listener, err)
+		}
+		if jwks.ClockSkewSeconds, err = strconv.ParseInt(value("sasl.oauthbearer.clock.skew.seconds"), 10, 64); err != nil {
+			return nil, fmt.Errorf("listener %s: sasl.oauthbearer.clock.skew.seconds: %w", listener, err)
+		}
+		validator, err := security.NewJWKSValidator(jwks)
+		if err != nil {
+			return nil, fmt.Errorf("listener %s: %w", listener, err)
+		}
+		return validator, nil
 	}
 	options := map[string]string{}
 	if jaas := value("oauthbearer.sasl.jaas.config"); jaas != "" {
