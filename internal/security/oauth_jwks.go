@@ -43,13 +43,13 @@ var jwksAlgorithms = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS51
 
 // JWKSConfig configures a JWKSValidator with Kafka's sasl.oauthbearer.* keys.
 type JWKSConfig struct {
-	URL               string
-	RefreshMs         int64
-	ExpectedAudience  []string
-	ExpectedIssuer    string
-	ClockSkewSeconds  int64
-	SubjectClaimName  string
-	ScopeClaimName    string
+	URL              string
+	RefreshMs        int64
+	ExpectedAudience []string
+	ExpectedIssuer   string
+	ClockSkewSeconds int64
+	SubjectClaimName string
+	ScopeClaimName   string
 	// Client fetches https URLs; nil means a client with jwksFetchTimeoutMs.
 	Client *http.Client
 }

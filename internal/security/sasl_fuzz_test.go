@@ -2,6 +2,7 @@ package security
 
 import (
 	"encoding/base64"
+	"os"
 	"strconv"
 	"testing"
 	"time"
@@ -62,6 +63,25 @@ func FuzzJAAS(f *testing.F) {
 		m, err := ParseJAAS(text)
 		if err == nil && (m.LoginModule == "" || m.Flag == "") {
 			t.Fatalf("accepted %q without module or flag", text)
+		}
+	})
+}
+
+func FuzzJWKSToken(f *testing.F) {
+	for _, seed := range []string{"eyJhbGciOiJub25lIn0.eyJzdWIiOiJhIn0.", "a.b.c", "", "..."} {
+		f.Add(seed)
+	}
+	path := f.TempDir() + "/jwks.json"
+	if err := os.WriteFile(path, []byte(`{"keys":[]}`), 0o600); err != nil {
+		f.Fatal(err)
+	}
+	v, err := NewJWKSValidator(JWKSConfig{URL: "file://" + path})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, token string) {
+		if _, _, err := v.Validate(token, time.Unix(1700000000, 0)); err == nil {
+			t.Fatalf("accepted %q with an empty key set", token)
 		}
 	})
 }
