@@ -7,13 +7,13 @@ package config
 // and mechanism as listener.name.<listener>.<mechanism>.sasl.jaas.config
 // (listener_overrides.go), as Kafka brokers require.
 var saslBrokerKeys = []Key{
-	{Name: "sasl.enabled.mechanisms", Type: typeList, Default: "GSSAPI", Dynamic: true,
+	{Name: "sasl.enabled.mechanisms", Type: typeList, Default: "GSSAPI",
 		Doc: "The list of SASL mechanisms enabled in the Kafka server. Samsa serves PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 and OAUTHBEARER; GSSAPI is refused at start."},
-	{Name: "sasl.mechanism.inter.broker.protocol", Type: typeString, Default: "GSSAPI", Dynamic: true,
+	{Name: "sasl.mechanism.inter.broker.protocol", Type: typeString, Default: "GSSAPI",
 		Doc: "SASL mechanism used for inter-broker communication."},
 	{Name: "sasl.mechanism.controller.protocol", Type: typeString, Default: "GSSAPI",
 		Doc: "SASL mechanism used for communication with controllers."},
-	{Name: "sasl.jaas.config", Type: typePassword, NoDefault: true, Sensitive: true, Dynamic: true,
+	{Name: "sasl.jaas.config", Type: typePassword, NoDefault: true, Sensitive: true,
 		Doc: "JAAS login context parameters, set per listener and mechanism as listener.name.<listener>.<mechanism>.sasl.jaas.config."},
 	{Name: "sasl.server.max.receive.size", Type: typeInt, Default: "524288", Check: atLeast(1),
 		Doc: "The maximum receive size allowed before and during initial SASL authentication."},
