@@ -53,7 +53,12 @@ func handleSaslAuthenticate(b *Broker, c *call, r kmsg.Request) {
 			}
 		}
 		resp.ErrorMessage = &message
-		b.Logger.Info("SASL authentication failed", "listener", c.req.Conn.Listener, "client", c.req.Conn.RemoteAddr, "reason", message)
+		reason := message
+		var failure *security.AuthenticationFailure
+		if errors.As(err, &failure) {
+			reason = failure.Reason
+		}
+		b.Logger.Info("SASL authentication failed", "listener", c.req.Conn.Listener, "client", c.req.Conn.RemoteAddr, "reason", reason)
 		c.replyAndCloseAfter(resp, session.FailureDelay())
 		return
 	}

@@ -90,27 +90,58 @@ func ParseOAuthClientFirst(message []byte) (OAuthClientFirst, error) {
 type oauthExchange struct {
 	validator TokenValidator
 	now       func() time.Time
-	done      bool
+	// step is 0 before the client's message, 1 after a rejected token
+	// (awaiting the client's %x01), 2 done.
+	step int
+	// rejection is why the token was refused, for the log.
+	rejection string
 }
 
+// oauthErrorStatus is the server's error challenge of RFC 7628 section
+// 3.2.2, as Kafka sends it for a token it refuses.
+const oauthErrorStatus = `{"status":"invalid_token"}`
+
 func (e *oauthExchange) next(token []byte) ([]byte, *outcome, error) {
-	if e.done {
-		return nil, nil, fmt.Errorf("%w: OAUTHBEARER exchange already complete", ErrIllegalSASLState)
+	switch e.step {
+	case 0:
+		e.step = 1
+		first, err := ParseOAuthClientFirst(token)
+		if err != nil {
+			e.step = 2
+			return nil, nil, err
+		}
+		principal, expiresAt, err := e.validator.Validate(first.Token, e.now())
+		if err == nil && first.AuthorizationID != "" && first.AuthorizationID != principal {
+			err = fmt.Errorf("authorization id %q differs from the token's principal", first.AuthorizationID)
+		}
+		if err != nil {
+			// The client answers the error challenge with %x01, and
+			// only then does the authentication fail, as in Kafka.
+			e.rejection = err.Error()
+			return []byte(oauthErrorStatus), nil, nil
+		}
+		e.step = 2
+		return []byte{}, &outcome{principal: "User:" + principal, expiresAt: expiresAt}, nil
+	case 1:
+		e.step = 2
+		return nil, nil, &AuthenticationFailure{Message: oauthErrorStatus, Reason: "invalid OAUTHBEARER token: " + e.rejection}
 	}
-	e.done = true
-	first, err := ParseOAuthClientFirst(token)
-	if err != nil {
-		return nil, nil, err
-	}
-	principal, expiresAt, err := e.validator.Validate(first.Token, e.now())
-	if err != nil {
-		return nil, nil, fmt.Errorf("%w: invalid OAUTHBEARER token: %v", ErrAuthenticationFailed, err)
-	}
-	if first.AuthorizationID != "" && first.AuthorizationID != principal {
-		return nil, nil, fmt.Errorf("%w: authorization id %q differs from the token's principal", ErrAuthenticationFailed, first.AuthorizationID)
-	}
-	return []byte{}, &outcome{principal: "User:" + principal, expiresAt: expiresAt}, nil
+	return nil, nil, fmt.Errorf("%w: OAUTHBEARER exchange already complete", ErrIllegalSASLState)
 }
+
+// AuthenticationFailure is a failed authentication whose message for the
+// client differs from the reason worth logging.
+type AuthenticationFailure struct {
+	// Message is what the client is told.
+	Message string
+	// Reason is why, for the broker's log; it holds no secret.
+	Reason string
+}
+
+func (f *AuthenticationFailure) Error() string { return ErrAuthenticationFailed.Error() + ": " + f.Message }
+
+// Unwrap makes the failure an ErrAuthenticationFailed.
+func (f *AuthenticationFailure) Unwrap() error { return ErrAuthenticationFailed }
 
 // UnsecuredValidator accepts the unsecured JWS tokens of KIP-255 (header
 // "alg":"none", no signature), for development only, with the options of

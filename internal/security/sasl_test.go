@@ -202,9 +202,20 @@ func TestUnsecuredOAuth(t *testing.T) {
 		if err := s.Handshake(MechanismOAuthBearer, false); err != nil {
 			t.Fatal(err)
 		}
-		_, lifetimeMs, err := s.Authenticate([]byte("n,,\x01auth=Bearer " + tc.token + "\x01\x01"))
-		if tc.ok != (err == nil) {
+		reply, lifetimeMs, err := s.Authenticate([]byte("n,,\x01auth=Bearer " + tc.token + "\x01\x01"))
+		if err != nil {
 			t.Fatalf("token %s: err %v", tc.token, err)
+		}
+		if !tc.ok {
+			// RFC 7628: an error challenge, then the failure on the
+			// client's %x01.
+			if string(reply) != `{"status":"invalid_token"}` || s.Gate() == network.GateOpen {
+				t.Fatalf("token %s: reply %q gate %v", tc.token, reply, s.Gate())
+			}
+			if _, _, err := s.Authenticate([]byte{1}); !errors.Is(err, ErrAuthenticationFailed) || !strings.Contains(err.Error(), "invalid_token") {
+				t.Fatalf("token %s: after the error challenge: %v", tc.token, err)
+			}
+			continue
 		}
 		if tc.ok && (info.Principal != "User:carol" || lifetimeMs <= 0 || lifetimeMs > 600000) {
 			t.Fatalf("principal %s lifetime %d", info.Principal, lifetimeMs)
