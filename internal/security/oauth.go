@@ -138,7 +138,9 @@ type AuthenticationFailure struct {
 	Reason string
 }
 
-func (f *AuthenticationFailure) Error() string { return ErrAuthenticationFailed.Error() + ": " + f.Message }
+func (f *AuthenticationFailure) Error() string {
+	return ErrAuthenticationFailed.Error() + ": " + f.Message
+}
 
 // Unwrap makes the failure an ErrAuthenticationFailed.
 func (f *AuthenticationFailure) Unwrap() error { return ErrAuthenticationFailed }
