@@ -73,11 +73,13 @@ func (e *plainExchange) passwordMatches(user, password string) bool {
 	if e.credentials == nil {
 		return false
 	}
+	found := false
 	for _, m := range []ScramMechanism{ScramSHA512, ScramSHA256} {
 		credential, ok := e.credentials.ScramCredential(user, m)
 		if !ok {
 			continue
 		}
+		found = true
 		salted, err := SaltPassword(m, password, credential.Salt, int(credential.Iterations))
 		if err != nil {
 			continue
@@ -86,6 +88,11 @@ func (e *plainExchange) passwordMatches(user, password string) bool {
 		if subtle.ConstantTimeCompare(derived.StoredKey, credential.StoredKey) == 1 {
 			return true
 		}
+	}
+	if !found {
+		// Spend what checking a credential costs, so the time taken does
+		// not tell an unknown user from a wrong password.
+		SaltPassword(ScramSHA512, password, []byte("samsa-unknown-user"), ScramMinIterations)
 	}
 	return false
 }
