@@ -24,6 +24,7 @@ type clientProperties struct {
 	// PLAINTEXT. ssl holds the ssl.* properties (see client_tls.go).
 	securityProtocol string
 	ssl              map[string]string
+	sasl             saslProperties
 }
 
 // loadClientProperties reads a Java-style properties file (key=value or
@@ -73,10 +74,13 @@ func loadClientProperties(path string) (clientProperties, []string, error) {
 			props.requestTimeout = time.Duration(ms) * time.Millisecond
 		case "security.protocol":
 			protocol := strings.ToUpper(value)
-			if protocol != "PLAINTEXT" && protocol != "SSL" {
-				return props, nil, fmt.Errorf("--command-config %s:%d: security.protocol=%s is not supported yet; only PLAINTEXT and SSL", path, lineNumber, value)
+			switch protocol {
+			case "PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL":
+			default:
+				return props, nil, fmt.Errorf("--command-config %s:%d: security.protocol=%s is not one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL", path, lineNumber, value)
 			}
 			props.securityProtocol = protocol
+			props.sasl.protocol = protocol
 		default:
 			if isClientTLSProperty(key) {
 				if props.ssl == nil {
@@ -85,7 +89,9 @@ func loadClientProperties(path string) (clientProperties, []string, error) {
 				props.ssl[key] = value
 				continue
 			}
-			ignored = append(ignored, key)
+			if !props.sasl.set(key, value) {
+				ignored = append(ignored, key)
+			}
 		}
 	}
 	if err := scanner.Err(); err != nil {

@@ -20,9 +20,14 @@ func isClientTLSProperty(key string) bool {
 
 // securityOpts are the kgo options for the file's security.protocol.
 func (p clientProperties) securityOpts() ([]kgo.Opt, error) {
-	if p.securityProtocol != "SSL" {
-		// As in Kafka, ssl.* settings apply only with security.protocol=SSL.
-		return nil, nil
+	saslOpts, err := p.sasl.options()
+	if err != nil {
+		return nil, err
+	}
+	if p.securityProtocol != "SSL" && p.securityProtocol != "SASL_SSL" {
+		// As in Kafka, ssl.* settings apply only with security.protocol
+		// SSL or SASL_SSL.
+		return saslOpts, nil
 	}
 	settings, err := security.SettingsFromMap(p.ssl)
 	if err != nil {
@@ -32,5 +37,5 @@ func (p clientProperties) securityOpts() ([]kgo.Opt, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--command-config: %w", err)
 	}
-	return []kgo.Opt{kgo.DialTLSConfig(config)}, nil
+	return append(saslOpts, kgo.DialTLSConfig(config)), nil
 }

@@ -55,7 +55,7 @@ func (o *globalOptions) addFlags(root *cobra.Command) {
 	flags.StringVarP(&o.bootstrapServers, "bootstrap-server", "b", defaultBootstrapServers,
 		"comma-separated host:port list of brokers to connect to (env "+bootstrapServersEnv+")")
 	flags.StringVar(&o.commandConfigPath, "command-config", "",
-		"client properties file (supports client.id, request.timeout.ms, bootstrap.servers, security.protocol=SSL and ssl.*)")
+		"client properties file (supports client.id, request.timeout.ms, bootstrap.servers, security.protocol, ssl.*, sasl.mechanism and sasl.jaas.config)")
 	flags.StringVarP(&o.output, "output", "o", outputTable, "output format: table or json")
 	flags.DurationVar(&o.requestTimeout, "timeout", defaultRequestTimeout,
 		"how long to wait for the cluster to answer each request")

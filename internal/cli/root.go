@@ -37,6 +37,7 @@ var topLevelCommands = []commandConstructor{
 	newBenchCommand,
 	newDumpLogCommand,
 	newCertsCommand,
+	newUsersCommand,
 }
 
 // Execute runs samsa with the process's arguments and standard streams, and

@@ -87,9 +87,9 @@ func TestCommandConfig(t *testing.T) {
 	}
 
 	good := write("good.properties", "# client settings\nclient.id = audit-tool\nrequest.timeout.ms: 20000\n"+
-		"security.protocol=PLAINTEXT\nsasl.mechanism=PLAIN\nacks=all\n")
+		"security.protocol=PLAINTEXT\nlinger.ms=5\nacks=all\n")
 	result := mustRun(t, bootstrap, "", "--command-config", good, "cluster", "describe")
-	for _, key := range []string{"sasl.mechanism", "acks"} {
+	for _, key := range []string{"linger.ms", "acks"} {
 		if !strings.Contains(result.stderr, "warning: --command-config: ignoring unsupported client property "+key) {
 			t.Errorf("no warning for %s: %q", key, result.stderr)
 		}
@@ -107,7 +107,9 @@ func TestCommandConfig(t *testing.T) {
 	mustFail(t, silentBroker(t), "", []string{"--command-config", quick, "--timeout", "200ms", "topics", "list"}, "timed out after 200ms")
 
 	mustFail(t, bootstrap, "", []string{"--command-config", write("sasl.properties", "security.protocol=SASL_SSL\n"), "topics", "list"},
-		"security.protocol=SASL_SSL is not supported yet")
+		"security.protocol=SASL_SSL needs sasl.jaas.config")
+	mustFail(t, bootstrap, "", []string{"--command-config", write("protocol.properties", "security.protocol=KERBEROS\n"), "topics", "list"},
+		"security.protocol=KERBEROS is not one of")
 	mustFail(t, bootstrap, "", []string{"--command-config", write("bad.properties", "request.timeout.ms=soon\n"), "topics", "list"},
 		"request.timeout.ms must be a positive integer")
 	mustFail(t, bootstrap, "", []string{"--command-config", write("junk.properties", "just words\n"), "topics", "list"},

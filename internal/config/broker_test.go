@@ -159,7 +159,7 @@ func TestEnvNames(t *testing.T) {
 }
 
 func TestLoadUnknownKeysWarn(t *testing.T) {
-	path := writeProperties(t, "# Kafka's stock file has these\nnum.io.threads=4\nsasl.enabled.mechanisms=PLAIN\n")
+	path := writeProperties(t, "# Kafka's stock file has these\nnum.io.threads=4\nsasl.kerberos.service.name=kafka\n")
 	b, warnings, err := Load(path, []string{"no.such.key=1"}, []string{"SAMSA_NOT_A_KEY=1", "OTHER_VAR=1", "SAMSA_BROKERS=localhost:9092"})
 	if err != nil {
 		t.Fatal(err)
@@ -168,7 +168,7 @@ func TestLoadUnknownKeysWarn(t *testing.T) {
 		t.Errorf("NumIOThreads = %d, want 4", b.NumIOThreads)
 	}
 	joined := strings.Join(warnings, "\n")
-	for _, want := range []string{"sasl.enabled.mechanisms", path + ":3", "no.such.key", "SAMSA_NOT_A_KEY"} {
+	for _, want := range []string{"sasl.kerberos.service.name", path + ":3", "no.such.key", "SAMSA_NOT_A_KEY"} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("warnings %q do not mention %q", warnings, want)
 		}

@@ -46,6 +46,9 @@ type Config struct {
 	// ProducerIDBlockSize is how many producer ids one allocation hands out.
 	ProducerIDBlockSize int64
 	Logger              *slog.Logger
+	// BootstrapRecords are written with the cluster id when the metadata
+	// log is new (the first users' SCRAM credentials).
+	BootstrapRecords []metadata.Record
 }
 
 // ErrJournal marks a failure to write the metadata journal.
@@ -223,6 +226,7 @@ func (c *Controller) RegisterBroker(clusterID string, reg metadata.RegisterBroke
 	switch {
 	case img.ClusterID == "":
 		recs = append(recs, &metadata.ClusterRecord{ClusterID: clusterID})
+		recs = append(recs, c.cfg.BootstrapRecords...)
 	case clusterID != "" && clusterID != img.ClusterID:
 		return fmt.Errorf("%w: broker %d has cluster id %q, the cluster is %q", ErrClusterMismatch, reg.BrokerID, clusterID, img.ClusterID)
 	}

@@ -28,6 +28,9 @@ type Image struct {
 	// its own copy to change.
 	acls      *ACLSet
 	aclsOwned bool
+	// scram holds the SCRAM credentials (scram.go); shared between images
+	// until a SCRAM record changes them.
+	scram map[ScramKey]ScramCredential
 }
 
 // Topic is a topic and its partitions; Partitions[i].Partition == i.
@@ -195,7 +198,8 @@ func (img *Image) Records() []Record {
 		recs = append(recs, &ProducerIDsRecord{BrokerID: -1, NextProducerID: img.NextProducerID})
 	}
 	recs = append(recs, img.featureRecords()...)
-	return append(recs, img.aclRecords()...)
+	recs = append(recs, img.aclRecords()...)
+	return append(recs, img.scramRecords()...)
 }
 
 func (img *Image) clone() *Image {
@@ -209,6 +213,7 @@ func (img *Image) clone() *Image {
 		NextProducerID: img.NextProducerID,
 		features:       maps.Clone(img.features),
 		acls:           img.acls,
+		scram:          img.scram,
 	}
 }
 
@@ -289,6 +294,8 @@ func (img *Image) apply(r Record) {
 		img.applyFeatureLevel(r)
 	case *AccessControlEntryRecord, *RemoveAccessControlEntryRecord:
 		img.applyACL(r)
+	default:
+		img.applyScram(r)
 	}
 }
 

@@ -277,7 +277,9 @@ func Decode(b []byte) (Record, error) {
 	case TypeRemoveAccessControlEntry:
 		r = new(RemoveAccessControlEntryRecord)
 	default:
-		return nil, fmt.Errorf("%w: unknown type %d", ErrCorrupt, typ)
+		if r = decodeScramRecord(RecordType(typ)); r == nil {
+			return nil, fmt.Errorf("%w: unknown type %d", ErrCorrupt, typ)
+		}
 	}
 	if err := json.Unmarshal(b, r); err != nil {
 		return nil, fmt.Errorf("%w: type %d: %v", ErrCorrupt, typ, err)

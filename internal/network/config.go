@@ -58,6 +58,10 @@ type ListenerSpec struct {
 	// ssl.principal.mapping.rules). An error closes the connection, as a
 	// failed SSL authentication does in Kafka.
 	TLSPrincipal func(tls.ConnectionState) (string, error)
+	// Authenticator, when set, makes this a SASL_PLAINTEXT or SASL_SSL
+	// listener: connections must authenticate before they are served
+	// (authenticate.go).
+	Authenticator Authenticator
 }
 
 // Config configures a Server. The zero value of every field but Listeners

@@ -109,6 +109,7 @@ func (c *connection) readLoop() {
 	if !c.handshakeTLS() {
 		return
 	}
+	c.startSession()
 	reader := bufio.NewReaderSize(&socketReader{c: c}, readBufferBytes)
 	sizeBuffer := make([]byte, 4)
 	// pooled is the pooled buffer of the frame being read, if its API key
@@ -143,6 +144,12 @@ func (c *connection) readLoop() {
 			c.readFailed(err)
 			return
 		}
+		if c.info.SASL != nil && c.info.SASL.Gate() == GateRawToken {
+			if !c.rawTokenExchange(reader) {
+				return
+			}
+			continue
+		}
 		var ok bool
 		if reserved, ok = c.awaitReadAheadRoom(reader); !ok {
 			return
@@ -156,7 +163,11 @@ func (c *connection) readLoop() {
 			return
 		}
 		start := time.Now()
-		frame, err := readFrameInto(reader, s.cfg.SocketRequestMaxBytes, sizeBuffer, frameFor)
+		maxBytes := s.cfg.SocketRequestMaxBytes
+		if c.info.SASL != nil {
+			maxBytes = c.frameLimit()
+		}
+		frame, err := readFrameInto(reader, maxBytes, sizeBuffer, frameFor)
 		s.counters.networkBusyNanos.Add(int64(time.Since(start)))
 		if reserved > 0 {
 			// Not read into a pooled buffer after all.
@@ -171,6 +182,18 @@ func (c *connection) readLoop() {
 			return
 		}
 		received := time.Now()
+		verdict := gatePass
+		if c.info.SASL != nil {
+			var reason string
+			if verdict, reason = c.admit(frame); verdict == gateClose {
+				if pooled != nil {
+					putFrameBuffer(pooled)
+				}
+				s.counters.requestsRejected.Add(1)
+				c.close(slog.LevelInfo, reason, nil)
+				return
+			}
+		}
 		header, body, err := ParseRequestHeader(frame, s.cfg.IsFlexible)
 		if err != nil {
 			if pooled != nil {
@@ -213,6 +236,9 @@ func (c *connection) readLoop() {
 			// closed connection will not release it either.
 			req.releaseBody()
 			req.releaseBody()
+			return
+		}
+		if verdict == gateSerialize && !c.awaitAnswered() {
 			return
 		}
 	}

@@ -4,18 +4,20 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/binary"
 	"fmt"
 	"io"
+	"math/big"
 	"net"
 	"os"
 	"testing"
 	"time"
-
-	"github.com/samsa-streaming/samsa/internal/security"
 )
 
 // testTLS is a CA with a server certificate for 127.0.0.1 and a client
@@ -28,30 +30,63 @@ type testTLS struct {
 
 func newTestTLS(t testing.TB) *testTLS {
 	t.Helper()
-	authority, err := security.NewAuthority("network test CA", time.Hour)
+	// The network package sits below internal/security, so its tests make
+	// their certificates with the standard library alone.
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
-	server, err := authority.Issue(security.CertificateRequest{Subject: pkix.Name{CommonName: "broker"}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, ValidFor: time.Hour})
+	now := time.Now()
+	caTemplate := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "network test CA"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour),
+		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature, BasicConstraintsValid: true, IsCA: true,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTemplate, caTemplate, caKey.Public(), caKey)
 	if err != nil {
 		t.Fatal(err)
 	}
-	client, err := authority.Issue(security.CertificateRequest{Subject: pkix.Name{CommonName: "alice", Organization: []string{"Samsa"}}, ValidFor: time.Hour})
+	ca, err := x509.ParseCertificate(caDER)
 	if err != nil {
 		t.Fatal(err)
+	}
+	issue := func(serial int64, subject pkix.Name, ips []net.IP) *tls.Certificate {
+		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		template := &x509.Certificate{
+			SerialNumber: big.NewInt(serial), Subject: subject, IPAddresses: ips,
+			NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour),
+			KeyUsage:    x509.KeyUsageDigitalSignature,
+			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+		}
+		der, err := x509.CreateCertificate(rand.Reader, template, ca, key.Public(), caKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &tls.Certificate{Certificate: [][]byte{der, caDER}, PrivateKey: key}
 	}
 	roots := x509.NewCertPool()
-	roots.AddCert(authority.Certificate)
-	return &testTLS{roots: roots, server: server, client: client}
+	roots.AddCert(ca)
+	return &testTLS{
+		roots:  roots,
+		server: issue(2, pkix.Name{CommonName: "broker"}, []net.IP{net.IPv4(127, 0, 0, 1)}),
+		client: issue(3, pkix.Name{CommonName: "alice", Organization: []string{"Samsa"}}, nil),
+	}
 }
 
 func (p *testTLS) listener(clientAuth tls.ClientAuthType) ListenerSpec {
-	mapper, _ := security.NewPrincipalMapper("RULE:^CN=([^,]*),.*$/$1/L,DEFAULT")
 	return ListenerSpec{
 		Name: "SSL", Address: "127.0.0.1:0", SecurityProtocol: "SSL",
 		TLS: &tls.Config{Certificates: []tls.Certificate{*p.server}, ClientAuth: clientAuth, ClientCAs: p.roots, MinVersion: tls.VersionTLS12},
+		// Kafka's principal mapping is internal/security's; here the
+		// certificate's common name stands for it.
 		TLSPrincipal: func(state tls.ConnectionState) (string, error) {
-			return security.PrincipalOf(state, mapper)
+			if len(state.PeerCertificates) == 0 {
+				return "User:ANONYMOUS", nil
+			}
+			return "User:" + state.PeerCertificates[0].Subject.CommonName, nil
 		},
 	}
 }

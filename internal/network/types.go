@@ -125,6 +125,10 @@ type ConnInfo struct {
 	// TLS is the completed handshake's state on SSL and SASL_SSL listeners
 	// (the peer's verified chain among it); nil on plaintext ones.
 	TLS *tls.ConnectionState
+	// SASL is the connection's authentication session on SASL listeners,
+	// nil elsewhere. Principal changes only while the session gates the
+	// connection, when no other request of it is being handled.
+	SASL Session
 }
 
 // Respond delivers the response to this request. It may be called from any

@@ -108,7 +108,10 @@ func clientOpts(cfg *config.Broker, listener string) ([]kgo.Opt, error) {
 	if err != nil {
 		return nil, err
 	}
-	var opts []kgo.Opt
+	opts, err := clientSASLOptions(cfg, listener, saslMechanismFor(cfg, listener))
+	if err != nil {
+		return nil, err
+	}
 	if config != nil {
 		opts = append(opts, kgo.DialTLSConfig(config))
 	}

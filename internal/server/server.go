@@ -142,7 +142,13 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 	}
 
 	n.journal = &quorumJournal{timeout: 30 * time.Second}
+	bootstrapRecords, err := bootstrapScramUsers(cfg)
+	if err != nil {
+		logs.Shutdown()
+		return nil, err
+	}
 	n.controller = controller.New(controller.Config{
+		BootstrapRecords:         bootstrapRecords,
 		NodeID:                   cfg.NodeID,
 		DefaultNumPartitions:     cfg.NumPartitions,
 		DefaultReplicationFactor: cfg.DefaultReplicationFactor,
@@ -255,6 +261,14 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 		// Its TLS handshake, if any, was done by the controller listener.
 		listeners = append(listeners, network.ListenerSpec{Name: cfg.ControllerListenerNames[0], Address: controllerListener.inner.Addr().String(), Listener: controllerListener.kafka, OpenAtStart: true,
 			SecurityProtocol: cfg.ListenerSecurityProtocolMap[cfg.ControllerListenerNames[0]], TLSPrincipal: controllerListener.principalFunc(cfg.ListenerSecurityProtocolMap[cfg.ControllerListenerNames[0]])})
+	}
+	if err := attachAuthenticators(cfg, listeners, n.controller.Image); err != nil {
+		if controllerListener != nil {
+			controllerListener.kafka.Close()
+		}
+		n.stopMetadata()
+		logs.Shutdown()
+		return nil, err
 	}
 	n.broker.Metrics = n.metrics
 	n.network, err = network.NewServer(network.Config{

@@ -24,7 +24,9 @@ import (
 // registered and replaced when that address changes. Requests carry no
 // retries; the callers retry as Kafka's inter-broker senders do.
 type brokerClients struct {
-	image func() *metadata.Image
+	// clientOptions are the inter-broker listener's security options.
+	clientOptions []kgo.Opt
+	image         func() *metadata.Image
 	// timeoutMs bounds every request (request.timeout.ms, as Kafka's
 	// inter-broker network clients).
 	timeoutMs int64
