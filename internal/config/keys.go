@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"slices"
 	"sort"
 	"strings"
@@ -49,6 +50,10 @@ func (k *Key) validate(raw string) (string, error) {
 		shown := strings.TrimSpace(raw)
 		if k.Sensitive {
 			shown = "[hidden]"
+		}
+		shown, reason, message := unpackReason(shown, reason)
+		if message != "" {
+			return "", &Error{Kind: ErrInvalidValue, Key: k.Name, Message: fmt.Sprintf(message, k.Name)}
 		}
 		return "", invalidValue(k.Name, shown, reason)
 	}
