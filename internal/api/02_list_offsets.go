@@ -1,14 +1,20 @@
 package api
 
-// ListOffsets (key 2), versions 1-8.
+// ListOffsets (key 2), versions 1-11.
 //
 // Behavior:
 //   - Timestamp -2 is the log start offset, -1 the latest offset (the high
 //     watermark, or the last stable offset for read_committed v2+), -3 the
 //     offset of the record with the largest timestamp (v7+, KIP-734), -4 the
 //     earliest local offset (v8+; equal to the log start offset without
-//     tiered storage). Any other timestamp finds the first offset whose
-//     timestamp is at or after it, or offset -1 when there is none.
+//     tiered storage). -5 (v9+, KIP-1005: the latest offset in remote
+//     storage) and -6 (v11+, KIP-1023: the earliest offset pending upload)
+//     answer offset -1 and timestamp -1, as Kafka does for a topic without
+//     remote storage. Any other timestamp finds the first record whose
+//     timestamp is at or after it (decoding its batch), or offset -1 when
+//     there is none.
+//   - v10 timeout_ms bounds remote-storage lookups; without remote storage
+//     every answer is immediate, so it is not waited on.
 //   - v4+ current_leader_epoch is checked as in Fetch.
 //   - Unknown partitions answer UNKNOWN_TOPIC_OR_PARTITION.
 
@@ -17,13 +23,17 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { register(2, 1, 8, handleListOffsets) }
+func init() { register(2, 1, 11, handleListOffsets) }
 
 const (
 	listLatest        = -1
 	listEarliest      = -2
 	listMaxTimestamp  = -3
 	listEarliestLocal = -4
+	// listLatestTiered (KIP-1005) and listEarliestPendingUpload (KIP-1023)
+	// name offsets of remote storage, which Samsa's logs do not have yet.
+	listLatestTiered          = -5
+	listEarliestPendingUpload = -6
 )
 
 func handleListOffsets(b *Broker, c *call, r kmsg.Request) {
@@ -63,6 +73,8 @@ func handleListOffsets(b *Broker, c *call, r kmsg.Request) {
 			case listEarliest, listEarliestLocal:
 				sp.Offset = p.Log.LogStartOffset()
 				sp.LeaderEpoch = epoch
+			case listLatestTiered, listEarliestPendingUpload:
+				// No remote storage: Kafka answers offset -1, timestamp -1.
 			case listMaxTimestamp:
 				ts, off := p.Log.MaxTimestampOffset()
 				if off >= 0 && off < p.HighWatermark() {
