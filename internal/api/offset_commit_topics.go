@@ -70,3 +70,69 @@ func mergeCommitAnswers(resp *kmsg.OffsetCommitResponse, rejected []kmsg.OffsetC
 		}
 	}
 }
+
+// splitUnknownTxnCommitPartitions is splitUnknownCommitPartitions for
+// TxnOffsetCommit, whose v6 names topics by id: the ids are resolved to
+// names in the request (an unknown id answers UNKNOWN_TOPIC_ID), and a
+// topic or partition the metadata does not have answers
+// UNKNOWN_TOPIC_OR_PARTITION, as Kafka 4.x checks before the group
+// coordinator.
+func splitUnknownTxnCommitPartitions(img *metadata.Image, req *kmsg.TxnOffsetCommitRequest) []kmsg.TxnOffsetCommitResponseTopic {
+	var rejected []kmsg.TxnOffsetCommitResponseTopic
+	kept := req.Topics[:0]
+	for _, t := range req.Topics {
+		var topic *metadata.Topic
+		code := kerr.UnknownTopicOrPartition.Code
+		if req.Version >= 6 {
+			topic, code = img.TopicByID(metadata.UUID(t.TopicID)), kerr.UnknownTopicID.Code
+			if topic != nil {
+				t.Topic = topic.Name
+			}
+		} else {
+			topic = img.Topic(t.Topic)
+		}
+		rt := kmsg.NewTxnOffsetCommitResponseTopic()
+		rt.Topic, rt.TopicID = t.Topic, t.TopicID
+		valid := t.Partitions[:0]
+		for _, p := range t.Partitions {
+			switch {
+			case topic == nil:
+			case p.Partition < 0 || int(p.Partition) >= len(topic.Partitions):
+				code = kerr.UnknownTopicOrPartition.Code
+			default:
+				valid = append(valid, p)
+				continue
+			}
+			rp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
+			rp.Partition, rp.ErrorCode = p.Partition, code
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		if len(rt.Partitions) > 0 {
+			rejected = append(rejected, rt)
+		}
+		if len(valid) > 0 {
+			t.Partitions = valid
+			kept = append(kept, t)
+		}
+	}
+	req.Topics = kept
+	return rejected
+}
+
+// mergeTxnCommitAnswers adds the rejected partitions' answers to the
+// response, under the same topic entry where there is one.
+func mergeTxnCommitAnswers(resp *kmsg.TxnOffsetCommitResponse, rejected []kmsg.TxnOffsetCommitResponseTopic) {
+	for _, rt := range rejected {
+		merged := false
+		for i := range resp.Topics {
+			if resp.Topics[i].Topic == rt.Topic && resp.Topics[i].TopicID == rt.TopicID {
+				resp.Topics[i].Partitions = append(resp.Topics[i].Partitions, rt.Partitions...)
+				merged = true
+				break
+			}
+		}
+		if !merged {
+			resp.Topics = append(resp.Topics, rt)
+		}
+	}
+}
