@@ -15,7 +15,9 @@ package api
 //     there is none.
 //   - v10 timeout_ms bounds remote-storage lookups; without remote storage
 //     every answer is immediate, so it is not waited on.
-//   - v4+ current_leader_epoch is checked as in Fetch.
+//   - v4+ current_leader_epoch is checked as in Fetch. A record found by
+//     timestamp (or by -3) is answered with the leader epoch of the batch
+//     that holds it, as Kafka does; -1 and -2 with the current epoch.
 //   - Unknown partitions answer UNKNOWN_TOPIC_OR_PARTITION.
 
 import (
@@ -76,21 +78,21 @@ func handleListOffsets(b *Broker, c *call, r kmsg.Request) {
 			case listLatestTiered, listEarliestPendingUpload:
 				// No remote storage: Kafka answers offset -1, timestamp -1.
 			case listMaxTimestamp:
-				ts, off := p.Log.MaxTimestampOffset()
-				if off >= 0 && off < p.HighWatermark() {
-					sp.Timestamp, sp.Offset, sp.LeaderEpoch = ts, off, epoch
+				rec := p.Log.MaxTimestampRecord()
+				if rec.Offset >= 0 && rec.Offset < p.HighWatermark() {
+					sp.Timestamp, sp.Offset, sp.LeaderEpoch = rec.Timestamp, rec.Offset, rec.LeaderEpoch
 				}
 			default:
 				if rp.Timestamp < 0 {
 					sp.ErrorCode = kerr.InvalidRequest.Code
 					break
 				}
-				off, ts, found, err := p.Log.OffsetForTimestamp(rp.Timestamp)
+				rec, found, err := p.Log.RecordForTimestamp(rp.Timestamp)
 				switch {
 				case err != nil:
 					sp.ErrorCode = kerr.KafkaStorageError.Code
-				case found && off < p.HighWatermark():
-					sp.Offset, sp.Timestamp, sp.LeaderEpoch = off, ts, epoch
+				case found && rec.Offset < p.HighWatermark():
+					sp.Offset, sp.Timestamp, sp.LeaderEpoch = rec.Offset, rec.Timestamp, rec.LeaderEpoch
 				}
 			}
 			if c.version == 0 && sp.Offset >= 0 {

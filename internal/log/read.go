@@ -181,7 +181,7 @@ func (l *Log) ReadBytes(offset int64, maxBytes int32, upperBound int64, minOneBa
 // no record has a timestamp that late.
 func (l *Log) OffsetForTimestamp(ts int64) (offset, timestamp int64, found bool, err error) {
 	l.mu.RLock()
-	segs, start := l.mu.segments, l.mu.logStartOffset
+	start := l.mu.logStartOffset
 	l.mu.RUnlock()
 	switch ts {
 	case EarliestTimestamp:
@@ -192,32 +192,44 @@ func (l *Log) OffsetForTimestamp(ts int64) (offset, timestamp int64, found bool,
 		t, o := l.MaxTimestampOffset()
 		return o, t, o >= 0, nil
 	}
+	rec, found, err := l.RecordForTimestamp(ts)
+	return rec.Offset, rec.Timestamp, found, err
+}
+
+// RecordForTimestamp finds the first record whose timestamp is >= ts (at or
+// after the log start offset), decoding the batch that holds it, with the
+// batch's leader epoch. found is false when no record is that late.
+func (l *Log) RecordForTimestamp(ts int64) (rec TimestampedRecord, found bool, err error) {
+	none := TimestampedRecord{Offset: -1, Timestamp: -1, LeaderEpoch: -1}
+	l.mu.RLock()
+	segs, start := l.mu.segments, l.mu.logStartOffset
+	l.mu.RUnlock()
 	for i, s := range segs {
 		if i+1 < len(segs) && segs[i+1].baseOffset <= start {
 			continue
 		}
 		largest, err := s.maxTimestampSoFar()
 		if err != nil {
-			return -1, -1, false, err
+			return none, false, err
 		}
 		if largest.timestamp < ts {
 			continue
 		}
-		offset, timestamp, found, err := s.findOffsetByTimestamp(ts, start)
+		rec, found, err := s.findOffsetByTimestamp(ts, start)
 		if err != nil || found {
-			return offset, timestamp, found, err
+			return rec, found, err
 		}
 	}
-	return -1, -1, false, nil
+	return none, false, nil
 }
 
 // findOffsetByTimestamp scans the segment from the time index's hint for the
 // first record with timestamp >= ts at or after startingOffset. Only batches
 // whose max timestamp reaches ts are decoded.
-func (s *segment) findOffsetByTimestamp(ts, startingOffset int64) (offset, timestamp int64, found bool, err error) {
+func (s *segment) findOffsetByTimestamp(ts, startingOffset int64) (TimestampedRecord, bool, error) {
 	oi, ti, err := s.indexes()
 	if err != nil {
-		return -1, -1, false, err
+		return TimestampedRecord{Offset: -1, Timestamp: -1, LeaderEpoch: -1}, false, err
 	}
 	_, hintOffset := ti.lookup(ts)
 	_, pos := oi.lookup(max(hintOffset, startingOffset))
@@ -228,9 +240,17 @@ func (s *segment) findOffsetByTimestamp(ts, startingOffset int64) (offset, times
 
 // MaxTimestampOffset returns the largest timestamp in the log and the offset
 // of the first record carrying it (KIP-734, as Kafka 3.8+ answers), or
-// (-1, -1) for a log without timestamps. A segment whose time index cannot be
-// read is skipped (and the error logged).
+// (-1, -1) for a log without timestamps.
 func (l *Log) MaxTimestampOffset() (ts, offset int64) {
+	rec := l.MaxTimestampRecord()
+	return rec.Timestamp, rec.Offset
+}
+
+// MaxTimestampRecord is the first record carrying the largest timestamp in
+// the log, with its batch's leader epoch; offset -1 for a log without
+// timestamps. A segment whose time index cannot be read is skipped (and the
+// error logged).
+func (l *Log) MaxTimestampRecord() TimestampedRecord {
 	best := timestampOffset{noTimestamp, -1}
 	var bestSegment *segment
 	for _, s := range l.segmentsSnapshot() {
@@ -246,25 +266,26 @@ func (l *Log) MaxTimestampOffset() (ts, offset int64) {
 			best, bestSegment = m, s
 		}
 	}
+	fallback := TimestampedRecord{Offset: best.offset, Timestamp: best.timestamp, LeaderEpoch: -1}
 	if bestSegment == nil {
-		return best.timestamp, best.offset
+		return fallback
 	}
 	// The time index names the last offset of the batch holding the
 	// largest timestamp; the record is found by decoding that batch.
 	oi, _, err := bestSegment.indexes()
 	if err != nil {
 		l.logger.Warn("reading segment offset index", "dir", l.dir, "base_offset", bestSegment.baseOffset, "err", err)
-		return best.timestamp, best.offset
+		return fallback
 	}
 	_, pos := oi.lookup(best.offset)
-	offset, ts, found, err := bestSegment.firstRecordFrom(pos, bestSegment.baseOffset,
+	rec, found, err := bestSegment.firstRecordFrom(pos, bestSegment.baseOffset,
 		func(maxTimestamp int64) bool { return maxTimestamp < best.timestamp },
 		func(timestamp int64) bool { return timestamp == best.timestamp })
-	if err != nil || !found {
-		if err != nil {
-			l.logger.Warn("finding the record with the largest timestamp", "dir", l.dir, "base_offset", bestSegment.baseOffset, "err", err)
-		}
-		return best.timestamp, best.offset
+	if err != nil {
+		l.logger.Warn("finding the record with the largest timestamp", "dir", l.dir, "base_offset", bestSegment.baseOffset, "err", err)
 	}
-	return ts, offset
+	if err != nil || !found {
+		return fallback
+	}
+	return rec
 }
