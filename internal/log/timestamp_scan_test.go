@@ -2,6 +2,7 @@ package log
 
 import (
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/samsa-streaming/samsa/internal/vfs"
@@ -33,4 +34,59 @@ func TestRecordForTimestampCarriesTheBatchLeaderEpoch(t *testing.T) {
 	if _, found, err := l.RecordForTimestamp(6000); found || err != nil {
 		t.Errorf("past the newest timestamp: found=%v err=%v", found, err)
 	}
+}
+
+// FuzzRecordForTimestamp damages the bytes of a segment of a log opened
+// without recovery (as after a clean shutdown) and looks records up by
+// timestamp: the batch decoding of a lookup must answer a record or an
+// error, never panic or loop.
+func FuzzRecordForTimestamp(f *testing.F) {
+	template := vfs.NewMem()
+	const dir = "/data/t-0"
+	cfg := smallConfig()
+	cfg.SegmentBytes = 2 << 10
+	writeTestLogFS(f, template, dir, cfg, 40)
+	files := readFiles(f, template, dir)
+	var logs []string
+	for name := range files {
+		if filepath.Ext(name) == logFileSuffix {
+			logs = append(logs, name)
+		}
+	}
+	slices.Sort(logs)
+	f.Add(uint8(0), uint32(61), []byte{0xff, 0xff}, int64(0))
+	f.Add(uint8(1), uint32(70), []byte{0x7f, 0xff, 0xff, 0xff}, int64(1<<62))
+	f.Add(uint8(2), uint32(57), []byte{0x80, 0, 0, 0}, int64(-1))
+	f.Add(uint8(0), uint32(21), []byte{0x07}, int64(5))
+	f.Fuzz(func(t *testing.T, segment uint8, pos uint32, patch []byte, ts int64) {
+		fsys := vfs.NewMem()
+		fsys.MkdirAll(dir, 0o755)
+		victim := logs[int(segment)%len(logs)]
+		for name, b := range files {
+			data := append([]byte(nil), b...)
+			if name == victim {
+				p := int(pos % uint32(len(data)+1))
+				for i, c := range patch {
+					if p+i < len(data) {
+						data[p+i] = c
+					}
+				}
+			}
+			w, _ := fsys.Create(dir + "/" + name)
+			w.Write(data)
+			w.Close()
+		}
+		l, err := Open(fsys, dir, cfg, OpenOptions{Logger: quietLogger, HadCleanShutdown: true})
+		if err != nil {
+			return
+		}
+		defer l.Close()
+		if ts < 0 {
+			ts = -ts
+		}
+		if rec, found, err := l.RecordForTimestamp(ts); err == nil && found && rec.Timestamp < ts {
+			t.Fatalf("RecordForTimestamp(%d) answered an earlier record %+v", ts, rec)
+		}
+		_ = l.MaxTimestampRecord()
+	})
 }
