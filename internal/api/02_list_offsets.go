@@ -17,12 +17,17 @@ package api
 //     every answer is immediate, so it is not waited on.
 //   - v4+ current_leader_epoch is checked as in Fetch. A record found by
 //     timestamp (or by -3) is answered with the leader epoch of the batch
-//     that holds it, as Kafka does; -1 and -2 with the current epoch.
+//     that holds it, as Kafka does; -1 with the current epoch; -2 with the
+//     first epoch of the leader-epoch cache when it starts at or before the
+//     log start offset (else -1), and -4 with the epoch the log start offset
+//     was written in, as Kafka's UnifiedLog answers them.
 //   - Unknown partitions answer UNKNOWN_TOPIC_OR_PARTITION.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-streaming/samsa/internal/log"
 )
 
 func init() { register(2, 1, 11, handleListOffsets) }
@@ -74,7 +79,7 @@ func handleListOffsets(b *Broker, c *call, r kmsg.Request) {
 				sp.LeaderEpoch = epoch
 			case listEarliest, listEarliestLocal:
 				sp.Offset = p.Log.LogStartOffset()
-				sp.LeaderEpoch = epoch
+				sp.LeaderEpoch = earliestEpoch(p.Log.EpochCache(), sp.Offset, rp.Timestamp == listEarliestLocal)
 			case listLatestTiered, listEarliestPendingUpload:
 				// No remote storage: Kafka answers offset -1, timestamp -1.
 			case listMaxTimestamp:
@@ -103,4 +108,24 @@ func handleListOffsets(b *Broker, c *call, r kmsg.Request) {
 		resp.Topics = append(resp.Topics, st)
 	}
 	c.reply(resp)
+}
+
+// earliestEpoch is the leader epoch ListOffsets answers with the log start
+// offset: for -2 (earliest) the first cached epoch if it starts at or before
+// the log start offset, for -4 (earliest local) the epoch of that offset; -1
+// when the cache does not know.
+func earliestEpoch(epochs *log.EpochCache, logStartOffset int64, local bool) int32 {
+	if epochs == nil {
+		return -1
+	}
+	if local {
+		if e, ok := epochs.EpochForOffset(logStartOffset); ok {
+			return e
+		}
+		return -1
+	}
+	if entries := epochs.Entries(); len(entries) > 0 && entries[0].StartOffset <= logStartOffset {
+		return entries[0].Epoch
+	}
+	return -1
 }

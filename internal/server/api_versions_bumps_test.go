@@ -92,6 +92,27 @@ func TestNewestVersionBehaviours(t *testing.T) {
 			t.Fatalf("ListOffsets v%d spec %d without remote storage: %+v", resp.Version, spec, got)
 		}
 	}
+	// The earliest offset carries the first cached leader epoch; a leader
+	// caches its epoch when it takes the partition, so an empty log has it
+	// too, as in Kafka.
+	mustCreateTopic(t, tn.admin(), "newest-empty", 1, nil)
+	for topic, wantEpoch := range map[string]int32{"newest": 0, "newest-empty": 0} {
+		lo := kmsg.NewPtrListOffsetsRequest()
+		lt := kmsg.NewListOffsetsRequestTopic()
+		lt.Topic = topic
+		lp := kmsg.NewListOffsetsRequestTopicPartition()
+		lp.Partition, lp.Timestamp = 0, -2
+		lt.Partitions = append(lt.Partitions, lp)
+		lo.Topics = append(lo.Topics, lt)
+		resp, err := lo.RequestWith(ctx, cl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := resp.Topics[0].Partitions[0]; got.ErrorCode != 0 || got.Offset != 0 || got.LeaderEpoch != wantEpoch {
+			t.Fatalf("ListOffsets earliest of %s: %+v, want offset 0 epoch %d", topic, got, wantEpoch)
+		}
+	}
+
 	del := kmsg.NewPtrDeleteGroupsRequest()
 	del.Groups = []string{"no-such-group"}
 	deleted, err := del.RequestWith(ctx, cl)
