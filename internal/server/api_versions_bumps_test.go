@@ -65,6 +65,22 @@ func TestNewestVersionBehaviours(t *testing.T) {
 		t.Fatalf("DescribeGroups v%d of an unknown group: %+v", groups.Version, groups.Groups)
 	}
 
+	// A consumer-protocol group (KIP-848) is not a classic group.
+	member := &rawMember{t: t, cl: cl, group: "newest-848", id: "member-1"}
+	if joined := member.join(ctx, "newest"); joined.ErrorCode != 0 {
+		t.Fatalf("join a consumer-protocol group: %v", kerr.ErrorForCode(joined.ErrorCode))
+	}
+	dg = kmsg.NewPtrDescribeGroupsRequest()
+	dg.Groups = []string{"newest-848"}
+	groups, err = dg.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(groups.Groups) != 1 || groups.Groups[0].ErrorCode != kerr.GroupIDNotFound.Code ||
+		groups.Groups[0].ErrorMessage == nil || *groups.Groups[0].ErrorMessage != "Group newest-848 is not a classic group." {
+		t.Fatalf("DescribeGroups v6 of a consumer-protocol group: %+v", groups.Groups)
+	}
+
 	dc := kmsg.NewPtrDescribeClusterRequest()
 	dc.IncludeFencedBrokers = true
 	cluster, err := dc.RequestWith(ctx, cl)
