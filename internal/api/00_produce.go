@@ -1,6 +1,6 @@
 package api
 
-// Produce (key 0), versions 3-12.
+// Produce (key 0), versions 3-13.
 //
 // Behavior:
 //   - acks must be 0, 1 or -1, else every partition answers INVALID_REQUIRED_ACKS.
@@ -43,19 +43,25 @@ package api
 //     verification guard), so a late batch cannot reopen an ended
 //     transaction. Such a produce runs off the request handler, as the
 //     transaction coordinator's requests do.
+//   - v13 (KIP-516) names topics by id. An id the metadata does not know,
+//     such as the id of a topic deleted and created again under the same
+//     name, answers UNKNOWN_TOPIC_ID for each of its partitions, and
+//     nothing is written to the topic that now has the name; the response
+//     names the topic by the id it was sent.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-streaming/samsa/internal/controller"
+	"github.com/samsa-streaming/samsa/internal/metadata"
 	"github.com/samsa-streaming/samsa/internal/network"
 	"github.com/samsa-streaming/samsa/internal/partition"
 	"github.com/samsa-streaming/samsa/internal/record"
 	"github.com/samsa-streaming/samsa/internal/txn"
 )
 
-func init() { register(0, 3, 12, handleProduce) }
+func init() { register(0, 3, 13, handleProduce) }
 
 // preparedProduce is a produce request decoded, and its batches' CRCs
 // checked, by Prepare, ahead of its turn.
@@ -94,6 +100,9 @@ func (b *Broker) Prepare(req *network.Request) {
 
 func handleProduce(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.ProduceRequest)
+	if req.Version >= 13 {
+		resolveProduceTopicIDs(b, req)
+	}
 	if req.TransactionID != nil && *req.TransactionID != "" &&
 		(req.Version >= 12 || b.Config().TransactionPartitionVerificationEnable) {
 		// Off the handler: checking or adding a partition at the
@@ -120,7 +129,7 @@ func produce(b *Broker, c *call, req *kmsg.ProduceRequest) {
 	resp.Topics = make([]kmsg.ProduceResponseTopic, 0, len(req.Topics))
 	for ti, rt := range req.Topics {
 		st := kmsg.NewProduceResponseTopic()
-		st.Topic = rt.Topic
+		st.Topic, st.TopicID = rt.Topic, rt.TopicID
 		st.Partitions = make([]kmsg.ProduceResponseTopicPartition, 0, len(rt.Partitions))
 		for pi, rp := range rt.Partitions {
 			sp := kmsg.NewProduceResponseTopicPartition()
@@ -129,6 +138,10 @@ func produce(b *Broker, c *call, req *kmsg.ProduceRequest) {
 			sp.LogAppendTime = -1
 			sp.LogStartOffset = -1
 			switch {
+			case req.Version >= 13 && rt.Topic == "":
+				// An id names no topic, so there is nothing to authorize:
+				// Kafka answers UNKNOWN_TOPIC_ID before its topic check.
+				sp.ErrorCode = kerr.UnknownTopicID.Code
 			case !writable.allowed(rt.Topic):
 				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
 			case !validAcks:
@@ -148,6 +161,19 @@ func produce(b *Broker, c *call, req *kmsg.ProduceRequest) {
 		return
 	}
 	b.replyProduce(c, req, resp)
+}
+
+// resolveProduceTopicIDs names each topic of a v13+ request, which carries
+// only topic ids, after the metadata image; an unknown id leaves the name
+// empty, which produce answers with UNKNOWN_TOPIC_ID.
+func resolveProduceTopicIDs(b *Broker, req *kmsg.ProduceRequest) {
+	img := b.Image()
+	for i := range req.Topics {
+		req.Topics[i].Topic = ""
+		if t := img.TopicByID(metadata.UUID(req.Topics[i].TopicID)); t != nil {
+			req.Topics[i].Topic = t.Name
+		}
+	}
 }
 
 // produceToPartition validates and appends one partition's batch; crcMatched

@@ -1,6 +1,6 @@
 package api
 
-// Fetch (key 1), versions 4-16.
+// Fetch (key 1), versions 4-18.
 //
 // Behavior:
 //   - Record bytes are not copied: each partition's data is a list of file
@@ -25,6 +25,10 @@ package api
 //   - v12+ last_fetched_epoch from a follower: a diverged log answers
 //     DivergingEpoch with no records, at once (fetch_replica.go).
 //   - v13+ names topics by id; an unknown id answers UNKNOWN_TOPIC_ID.
+//   - v17 (KIP-853) adds a follower's replica_directory_id and v18
+//     (KIP-1166) its high_watermark, both tagged fields for the metadata
+//     quorum's followers; a broker's partitions do not use them, and the
+//     response is the same as v16's.
 //   - When fewer than min_bytes are available and max_wait_ms > 0 the request
 //     is parked as a delayed operation and completed by the next append to
 //     any of its partitions or by its deadline; no goroutine sleeps on it.
@@ -48,7 +52,7 @@ import (
 	"github.com/samsa-streaming/samsa/internal/partition"
 )
 
-func init() { register(1, 4, 16, handleFetch) }
+func init() { register(1, 4, 18, handleFetch) }
 
 // fetchPartitionResult is what one partition contributes to a response.
 type fetchPartitionResult struct {

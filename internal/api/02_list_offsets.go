@@ -1,29 +1,46 @@
 package api
 
-// ListOffsets (key 2), versions 1-8.
+// ListOffsets (key 2), versions 1-11.
 //
 // Behavior:
 //   - Timestamp -2 is the log start offset, -1 the latest offset (the high
 //     watermark, or the last stable offset for read_committed v2+), -3 the
 //     offset of the record with the largest timestamp (v7+, KIP-734), -4 the
 //     earliest local offset (v8+; equal to the log start offset without
-//     tiered storage). Any other timestamp finds the first offset whose
-//     timestamp is at or after it, or offset -1 when there is none.
-//   - v4+ current_leader_epoch is checked as in Fetch.
+//     tiered storage). -5 (v9+, KIP-1005: the latest offset in remote
+//     storage) and -6 (v11+, KIP-1023: the earliest offset pending upload)
+//     answer offset -1 and timestamp -1, as Kafka does for a topic without
+//     remote storage. Any other timestamp finds the first record whose
+//     timestamp is at or after it (decoding its batch), or offset -1 when
+//     there is none.
+//   - v10 timeout_ms bounds remote-storage lookups; without remote storage
+//     every answer is immediate, so it is not waited on.
+//   - v4+ current_leader_epoch is checked as in Fetch. A record found by
+//     timestamp (or by -3) is answered with the leader epoch of the batch
+//     that holds it, as Kafka does; -1 with the current epoch; -2 with the
+//     first epoch of the leader-epoch cache when it starts at or before the
+//     log start offset (else -1), and -4 with the epoch the log start offset
+//     was written in, as Kafka's UnifiedLog answers them.
 //   - Unknown partitions answer UNKNOWN_TOPIC_OR_PARTITION.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-streaming/samsa/internal/log"
 )
 
-func init() { register(2, 1, 8, handleListOffsets) }
+func init() { register(2, 1, 11, handleListOffsets) }
 
 const (
 	listLatest        = -1
 	listEarliest      = -2
 	listMaxTimestamp  = -3
 	listEarliestLocal = -4
+	// listLatestTiered (KIP-1005) and listEarliestPendingUpload (KIP-1023)
+	// name offsets of remote storage, which Samsa's logs do not have yet.
+	listLatestTiered          = -5
+	listEarliestPendingUpload = -6
 )
 
 func handleListOffsets(b *Broker, c *call, r kmsg.Request) {
@@ -68,23 +85,25 @@ func handleListOffsets(b *Broker, c *call, r kmsg.Request) {
 				sp.LeaderEpoch = epoch
 			case listEarliest, listEarliestLocal:
 				sp.Offset = p.Log.LogStartOffset()
-				sp.LeaderEpoch = epoch
+				sp.LeaderEpoch = earliestEpoch(p.Log.EpochCache(), sp.Offset, rp.Timestamp == listEarliestLocal)
+			case listLatestTiered, listEarliestPendingUpload:
+				// No remote storage: Kafka answers offset -1, timestamp -1.
 			case listMaxTimestamp:
-				ts, off := p.Log.MaxTimestampOffset()
-				if off >= 0 && off < p.HighWatermark() {
-					sp.Timestamp, sp.Offset, sp.LeaderEpoch = ts, off, epoch
+				rec := p.Log.MaxTimestampRecord()
+				if rec.Offset >= 0 && rec.Offset < p.HighWatermark() {
+					sp.Timestamp, sp.Offset, sp.LeaderEpoch = rec.Timestamp, rec.Offset, rec.LeaderEpoch
 				}
 			default:
 				if rp.Timestamp < 0 {
 					sp.ErrorCode = kerr.InvalidRequest.Code
 					break
 				}
-				off, ts, found, err := p.Log.OffsetForTimestamp(rp.Timestamp)
+				rec, found, err := p.Log.RecordForTimestamp(rp.Timestamp)
 				switch {
 				case err != nil:
 					sp.ErrorCode = kerr.KafkaStorageError.Code
-				case found && off < p.HighWatermark():
-					sp.Offset, sp.Timestamp, sp.LeaderEpoch = off, ts, epoch
+				case found && rec.Offset < p.HighWatermark():
+					sp.Offset, sp.Timestamp, sp.LeaderEpoch = rec.Offset, rec.Timestamp, rec.LeaderEpoch
 				}
 			}
 			if c.version == 0 && sp.Offset >= 0 {
@@ -95,4 +114,24 @@ func handleListOffsets(b *Broker, c *call, r kmsg.Request) {
 		resp.Topics = append(resp.Topics, st)
 	}
 	c.reply(resp)
+}
+
+// earliestEpoch is the leader epoch ListOffsets answers with the log start
+// offset: for -2 (earliest) the first cached epoch if it starts at or before
+// the log start offset, for -4 (earliest local) the epoch of that offset; -1
+// when the cache does not know.
+func earliestEpoch(epochs *log.EpochCache, logStartOffset int64, local bool) int32 {
+	if epochs == nil {
+		return -1
+	}
+	if local {
+		if e, ok := epochs.EpochForOffset(logStartOffset); ok {
+			return e
+		}
+		return -1
+	}
+	if entries := epochs.Entries(); len(entries) > 0 && entries[0].StartOffset <= logStartOffset {
+		return entries[0].Epoch
+	}
+	return -1
 }

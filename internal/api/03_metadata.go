@@ -1,6 +1,6 @@
 package api
 
-// Metadata (key 3), versions 0-12.
+// Metadata (key 3), versions 0-13.
 //
 // Behavior:
 //   - A null topic list (v1+), or an empty one at v0, asks for every topic.
@@ -11,6 +11,9 @@ package api
 //     answer INVALID_TOPIC_EXCEPTION and are never created. Internal topics
 //     are never auto-created by clients.
 //   - v10+ carries topic ids; v12 may look topics up by id.
+//   - v13 (KIP-1102) adds a top-level error code, which Kafka sets to
+//     REBOOTSTRAP_REQUIRED only when it wants the client to rebootstrap;
+//     Samsa never does, so it is 0.
 //   - Brokers are listed with the advertised endpoint of the listener the
 //     request arrived on.
 //   - Authorization (Kafka's handleTopicMetadataRequest): topics the
@@ -28,7 +31,7 @@ import (
 	"github.com/samsa-streaming/samsa/internal/metadata"
 )
 
-func init() { register(3, 0, 12, handleMetadata) }
+func init() { register(3, 0, 13, handleMetadata) }
 
 // authorizedOperationsOmitted is Kafka's INT32_MIN marker for "not requested".
 const authorizedOperationsOmitted = -2147483648

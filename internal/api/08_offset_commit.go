@@ -8,7 +8,10 @@ package api
 //     UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID, REBALANCE_IN_PROGRESS); simple
 //     commits (generation -1) are accepted for groups without members.
 //   - Metadata longer than offset.metadata.max.bytes answers
-//     OFFSET_METADATA_TOO_LARGE; unknown topics UNKNOWN_TOPIC_OR_PARTITION.
+//     OFFSET_METADATA_TOO_LARGE; a topic or partition the metadata does not have answers
+//     UNKNOWN_TOPIC_OR_PARTITION for that partition (v10: an unknown topic
+//     id UNKNOWN_TOPIC_ID) and the rest of the request is committed, as
+//     Kafka 4.x checks before the group coordinator.
 //   - v10 names topics by id.
 //   - Commits are records in __consumer_offsets, in Kafka's schema,
 //     appended with acks=-1: answered once every in-sync replica has them;
@@ -22,10 +25,22 @@ import (
 func init() { register(8, 2, 10, handleOffsetCommit) }
 
 func handleOffsetCommit(b *Broker, c *call, r kmsg.Request) {
-	if !b.authorizeOffsetCommit(c, r.(*kmsg.OffsetCommitRequest)) {
+	req := r.(*kmsg.OffsetCommitRequest)
+	// Authorization first, then existence, as in Kafka.
+	if !b.authorizeOffsetCommit(c, req) {
+		return
+	}
+	rejected := splitUnknownCommitPartitions(b.Image(), req)
+	if len(req.Topics) == 0 && len(rejected) > 0 {
+		resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
+		mergeCommitAnswers(resp, rejected)
+		c.reply(resp)
 		return
 	}
 	offHandler(func() {
-		b.Groups.OffsetCommit(r.(*kmsg.OffsetCommitRequest), func(resp *kmsg.OffsetCommitResponse) { c.reply(resp) })
+		b.Groups.OffsetCommit(req, func(resp *kmsg.OffsetCommitResponse) {
+			mergeCommitAnswers(resp, rejected)
+			c.reply(resp)
+		})
 	})
 }

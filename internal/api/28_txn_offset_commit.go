@@ -1,6 +1,6 @@
 package api
 
-// TxnOffsetCommit (key 28), versions 0-5.
+// TxnOffsetCommit (key 28), versions 0-6.
 //
 // Behavior:
 //   - Commits a consumer group's offsets inside a producer's transaction:
@@ -21,6 +21,10 @@ package api
 //     v3+ sent with the group id alone) is accepted whatever the group's
 //     state; a commit without generation to a group that does not exist
 //     creates a simple group when it commits.
+//   - A topic or partition the metadata does not have answers
+//     UNKNOWN_TOPIC_OR_PARTITION for that partition, before the transaction
+//     is checked, as Kafka 4.x does; the rest of the request is committed.
+//   - v6 names topics by id; an unknown id answers UNKNOWN_TOPIC_ID.
 //   - The group coordinator need not be the transaction coordinator: the
 //     check or add goes to the transaction coordinator's broker as
 //     AddPartitionsToTxn v4+.
@@ -33,7 +37,7 @@ import (
 	"github.com/samsa-streaming/samsa/internal/txn"
 )
 
-func init() { register(28, 0, 5, handleTxnOffsetCommit) }
+func init() { register(28, 0, 6, handleTxnOffsetCommit) }
 
 func handleTxnOffsetCommit(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.TxnOffsetCommitRequest)
@@ -44,8 +48,17 @@ func handleTxnOffsetCommit(b *Broker, c *call, r kmsg.Request) {
 }
 
 func txnOffsetCommit(b *Broker, c *call, req *kmsg.TxnOffsetCommitRequest) {
-	respond := func(resp *kmsg.TxnOffsetCommitResponse) { c.reply(resp) }
+	// Authorization first, then existence, as in Kafka.
 	if !b.authorizeTxnOffsetCommit(c, req) {
+		return
+	}
+	rejected := splitUnknownTxnCommitPartitions(b.Image(), req)
+	respond := func(resp *kmsg.TxnOffsetCommitResponse) {
+		mergeTxnCommitAnswers(resp, rejected)
+		c.reply(resp)
+	}
+	if len(req.Topics) == 0 && len(rejected) > 0 {
+		respond(req.ResponseKind().(*kmsg.TxnOffsetCommitResponse))
 		return
 	}
 	if req.Group != "" {

@@ -1,12 +1,14 @@
 package api
 
-// DescribeLogDirs (key 35), versions 1-4.
+// DescribeLogDirs (key 35), versions 1-5.
 //
 // Behavior:
 //   - Lists every log dir with the size of each hosted partition in it; a
 //     null topic list means every topic. v4+ adds the dir's total and usable
 //     bytes (statfs).
 //   - offset_lag is 0 (no future replicas) and is_future false.
+//   - v5 (KIP-1066) adds is_cordoned: always false, as Samsa has no
+//     cordoning of log dirs (log.dirs.cordoned is not a key here).
 
 import (
 	"path/filepath"
@@ -15,7 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { register(35, 1, 4, handleDescribeLogDirs) }
+func init() { register(35, 1, 5, handleDescribeLogDirs) }
 
 func handleDescribeLogDirs(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.DescribeLogDirsRequest)

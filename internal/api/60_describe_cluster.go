@@ -1,6 +1,6 @@
 package api
 
-// DescribeCluster (key 60), versions 0-1, on both kinds of listener
+// DescribeCluster (key 60), versions 0-2, on both kinds of listener
 // (KIP-919).
 //
 // Behavior:
@@ -11,6 +11,9 @@ package api
 //     that listener and the active controller. v1 endpoint_type must be 2
 //     (controllers).
 //   - Another endpoint_type answers UNSUPPORTED_ENDPOINT_TYPE, as Kafka does.
+//   - v2 (KIP-1073): include_fenced_brokers also lists the registered but
+//     fenced brokers, with is_fenced set; without it (and below v2) only
+//     unfenced brokers are listed.
 
 import (
 	"fmt"
@@ -25,8 +28,8 @@ const (
 )
 
 func init() {
-	register(60, 0, 1, func(b *Broker, c *call, r kmsg.Request) { describeCluster(b, c, r, endpointTypeBrokers) })
-	registerController(60, 0, 1, func(b *Broker, c *call, r kmsg.Request) { describeCluster(b, c, r, endpointTypeControllers) })
+	register(60, 0, 2, func(b *Broker, c *call, r kmsg.Request) { describeCluster(b, c, r, endpointTypeBrokers) })
+	registerController(60, 0, 2, func(b *Broker, c *call, r kmsg.Request) { describeCluster(b, c, r, endpointTypeControllers) })
 }
 
 func describeCluster(b *Broker, c *call, r kmsg.Request, served int8) {
@@ -64,6 +67,23 @@ func describeCluster(b *Broker, c *call, r kmsg.Request, served int8) {
 		br := kmsg.NewDescribeClusterResponseBroker()
 		br.NodeID, br.Host, br.Port, br.Rack = mb.NodeID, mb.Host, mb.Port, mb.Rack
 		resp.Brokers = append(resp.Brokers, br)
+	}
+	if c.version >= 2 && req.IncludeFencedBrokers {
+		for _, registered := range img.Brokers() {
+			if !registered.Fenced || len(registered.Endpoints) == 0 {
+				continue
+			}
+			ep := registered.Endpoints[0]
+			for _, e := range registered.Endpoints {
+				if e.Name == c.req.Conn.Listener {
+					ep = e
+					break
+				}
+			}
+			br := kmsg.NewDescribeClusterResponseBroker()
+			br.NodeID, br.Host, br.Port, br.Rack, br.IsFenced = registered.ID, ep.Host, ep.Port, registered.Rack, true
+			resp.Brokers = append(resp.Brokers, br)
+		}
 	}
 	c.reply(resp)
 }

@@ -52,7 +52,7 @@ func TestFetchWriterMatchesKmsg(t *testing.T) {
 		{topic: "b", topicID: metadata.UUID{2}, partition: 8, highWatermark: 50, lastStable: 50, logStartOffset: 0,
 			divergingEpoch: &partition.EpochEndOffset{Epoch: 3, EndOffset: 42}},
 	}
-	for version := int16(4); version <= 16; version++ {
+	for version := int16(4); version <= 18; version++ {
 		body := flatten(t, writeFetchResponse(version, 0, 77, results))
 		resp := kmsg.NewPtrFetchResponse()
 		resp.SetVersion(version)

@@ -32,19 +32,40 @@ func idempotentBatch(t *testing.T, producerID int64, epoch int16, seq int32, n i
 	return b
 }
 
+// topicIDOf looks the topic's id up in the cluster's metadata.
+func topicIDOf(ctx context.Context, cl *kgo.Client, topic string) ([16]byte, error) {
+	req := kmsg.NewPtrMetadataRequest()
+	mt := kmsg.NewMetadataRequestTopic()
+	mt.Topic = &topic
+	req.Topics = append(req.Topics, mt)
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		return [16]byte{}, err
+	}
+	if len(resp.Topics) != 1 || resp.Topics[0].ErrorCode != 0 {
+		return [16]byte{}, fmt.Errorf("metadata of %s: %+v", topic, resp.Topics)
+	}
+	return resp.Topics[0].TopicID, nil
+}
+
 // produceBatch sends one batch with acks=all to broker and returns the
 // partition's answer.
 func produceBatch(ctx context.Context, cl *kgo.Client, broker int32, topic string, batch []byte) (int64, error) {
 	req := kmsg.NewPtrProduceRequest()
 	req.Acks, req.TimeoutMillis = -1, 5000
+	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	// Produce v13 names the topic by id (KIP-516); older versions by name.
+	topicID, err := topicIDOf(rctx, cl, topic)
+	if err != nil {
+		return -1, err
+	}
 	rt := kmsg.NewProduceRequestTopic()
-	rt.Topic = topic
+	rt.Topic, rt.TopicID = topic, topicID
 	rp := kmsg.NewProduceRequestTopicPartition()
 	rp.Partition, rp.Records = 0, batch
 	rt.Partitions = append(rt.Partitions, rp)
 	req.Topics = append(req.Topics, rt)
-	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
 	resp, err := req.RequestWith(rctx, cl.Broker(int(broker)))
 	if err != nil {
 		return -1, err

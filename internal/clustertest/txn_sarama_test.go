@@ -266,7 +266,12 @@ func franzLegacyTxnOffsetCommit(ctx context.Context, t *testing.T, c *Cluster, a
 	commit.TransactionalID, commit.ProducerID, commit.ProducerEpoch, commit.Group = "kgo-legacy-txn", producerID, epoch, group
 	commit.Generation, commit.MemberID = -1, ""
 	ct := kmsg.NewTxnOffsetCommitRequestTopic()
-	ct.Topic = in
+	// TxnOffsetCommit v6 names the topic by id; older versions by name.
+	inID, err := topicIDOf(ctx, producer, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct.Topic, ct.TopicID = in, inID
 	for p := range int32(txnPartitions) {
 		end, _ := ends.Lookup(in, p)
 		cp := kmsg.NewTxnOffsetCommitRequestTopicPartition()

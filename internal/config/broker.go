@@ -64,7 +64,10 @@ type Broker struct {
 	ConnectionsMaxIdleMs     int64
 	QueuedMaxRequests        int32
 	QueuedMaxRequestBytes    int64
-	RequestTimeoutMs         int32
+	// MaxRequestPartitionSizeLimit bounds the partitions one
+	// DescribeTopicPartitions response describes.
+	MaxRequestPartitionSizeLimit int32
+	RequestTimeoutMs             int32
 
 	NumIOThreads                         int32
 	BackgroundThreads                    int32

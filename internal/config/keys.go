@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"slices"
 	"sort"
 	"strings"
@@ -50,6 +51,10 @@ func (k *Key) validate(raw string) (string, error) {
 		if k.Sensitive {
 			shown = "[hidden]"
 		}
+		shown, reason, message := unpackReason(shown, reason)
+		if message != "" {
+			return "", &Error{Kind: ErrInvalidValue, Key: k.Name, Message: fmt.Sprintf(message, k.Name)}
+		}
 		return "", invalidValue(k.Name, shown, reason)
 	}
 	return value, nil
@@ -58,7 +63,7 @@ func (k *Key) validate(raw string) (string, error) {
 // brokerKeys is the broker configuration table: the core keys below and the
 // tables of each capability that has keys of its own, each in its own file
 // (keys_<area>.go).
-var brokerKeys = slices.Concat(coreBrokerKeys, tlsBrokerKeys, saslBrokerKeys, authorizerBrokerKeys, tierBrokerKeys)
+var brokerKeys = slices.Concat(coreBrokerKeys, tlsBrokerKeys, saslBrokerKeys, authorizerBrokerKeys, tierBrokerKeys, protocolBrokerKeys)
 
 // coreBrokerKeys is Kafka's KafkaConfig subset a single Samsa node uses, plus
 // Samsa's own keys. Defaults are Kafka 4.0's except where marked "Samsa".

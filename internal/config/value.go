@@ -174,16 +174,57 @@ func oneOf(choices ...string) Validator {
 }
 
 // listOf is Kafka's ValidList.in: every element must be one of the choices.
-// The empty list is allowed, as in Kafka 4.0.
+// The empty list is allowed, as in Kafka 4.0; an empty element is not.
+// Kafka names the offending element, not the whole list, in its message, so
+// the reason is an elementReason.
 func listOf(choices ...string) Validator {
 	return func(value string) string {
-		for _, element := range splitList(value) {
+		if value == "" {
+			return ""
+		}
+		for _, element := range listSeparator.Split(strings.TrimSpace(value), -1) {
+			if element == "" {
+				return wholeMessageReason("Configuration '%s' values must not be empty.")
+			}
 			if reason := oneOf(choices...)(element); reason != "" {
-				return "Invalid value " + element + " for configuration: " + reason
+				return elementReason(element, reason)
 			}
 		}
 		return ""
 	}
+}
+
+// reasonMarker starts a reason that is not about the value as a whole: an
+// element of a list (elementReason) or a message of its own
+// (wholeMessageReason). Key.validate unpacks it.
+const reasonMarker = "\x00"
+
+// elementReason is the reason a list is invalid because of one element:
+// Kafka's message shows that element as the invalid value.
+func elementReason(element, reason string) string {
+	return reasonMarker + "element" + reasonMarker + element + reasonMarker + reason
+}
+
+// wholeMessageReason is a complete message, with %s standing for the key's
+// name, instead of "Invalid value ... for configuration ...: reason".
+func wholeMessageReason(format string) string {
+	return reasonMarker + "message" + reasonMarker + format
+}
+
+// unpackReason splits a reason made by elementReason or wholeMessageReason.
+// For a plain reason it returns (shown, reason, "").
+func unpackReason(shown, reason string) (value, why, message string) {
+	if !strings.HasPrefix(reason, reasonMarker) {
+		return shown, reason, ""
+	}
+	parts := strings.SplitN(reason[len(reasonMarker):], reasonMarker, 3)
+	switch {
+	case parts[0] == "element" && len(parts) == 3:
+		return parts[1], parts[2], ""
+	case parts[0] == "message" && len(parts) == 2:
+		return shown, "", parts[1]
+	}
+	return shown, reason, ""
 }
 
 // nonEmptyList rejects the empty list and empty or duplicated elements.

@@ -26,6 +26,10 @@ func (s *shard) describeGroup(version int16, groupID string) kmsg.DescribeGroups
 		if version >= 6 {
 			d.ErrorCode = kerr.GroupIDNotFound.Code
 			d.ErrorMessage = stringPtr("Group " + groupID + " not found.")
+			if g == nil && s.groups[groupID] != nil {
+				// A consumer-protocol group (KIP-848), as Kafka words it.
+				d.ErrorMessage = stringPtr("Group " + groupID + " is not a classic group.")
+			}
 		}
 		return d
 	}

@@ -173,15 +173,15 @@ func (l *Log) ReadBytes(offset int64, maxBytes int32, upperBound int64, minOneBa
 	return b, r, err
 }
 
-// OffsetForTimestamp finds the first batch whose max timestamp is >= ts and
-// returns its base offset (at least the log start offset) and max timestamp.
-// The records inside are not decoded: a caller wanting the exact record reads
-// that batch. EarliestTimestamp and LatestTimestamp return the log start and
-// end offsets; MaxTimestamp behaves as MaxTimestampOffset. found is false
-// when no batch has a timestamp that late.
+// OffsetForTimestamp finds the first record whose timestamp is >= ts (at or
+// after the log start offset) and returns its offset and timestamp, decoding
+// the records of the batch that holds it as Kafka does.
+// EarliestTimestamp and LatestTimestamp return the log start and end
+// offsets; MaxTimestamp behaves as MaxTimestampOffset. found is false when
+// no record has a timestamp that late.
 func (l *Log) OffsetForTimestamp(ts int64) (offset, timestamp int64, found bool, err error) {
 	l.mu.RLock()
-	segs, start := l.mu.segments, l.mu.logStartOffset
+	start := l.mu.logStartOffset
 	l.mu.RUnlock()
 	switch ts {
 	case EarliestTimestamp:
@@ -192,62 +192,67 @@ func (l *Log) OffsetForTimestamp(ts int64) (offset, timestamp int64, found bool,
 		t, o := l.MaxTimestampOffset()
 		return o, t, o >= 0, nil
 	}
+	rec, found, err := l.RecordForTimestamp(ts)
+	return rec.Offset, rec.Timestamp, found, err
+}
+
+// RecordForTimestamp finds the first record whose timestamp is >= ts (at or
+// after the log start offset), decoding the batch that holds it, with the
+// batch's leader epoch. found is false when no record is that late.
+func (l *Log) RecordForTimestamp(ts int64) (rec TimestampedRecord, found bool, err error) {
+	none := TimestampedRecord{Offset: -1, Timestamp: -1, LeaderEpoch: -1}
+	l.mu.RLock()
+	segs, start := l.mu.segments, l.mu.logStartOffset
+	l.mu.RUnlock()
 	for i, s := range segs {
 		if i+1 < len(segs) && segs[i+1].baseOffset <= start {
 			continue
 		}
 		largest, err := s.maxTimestampSoFar()
 		if err != nil {
-			return -1, -1, false, err
+			return none, false, err
 		}
 		if largest.timestamp < ts {
 			continue
 		}
-		offset, timestamp, found, err := s.findOffsetByTimestamp(ts, start)
+		rec, found, err := s.findOffsetByTimestamp(ts, start)
 		if err != nil || found {
-			return offset, timestamp, found, err
+			return rec, found, err
 		}
 	}
-	return -1, -1, false, nil
+	return none, false, nil
 }
 
 // findOffsetByTimestamp scans the segment from the time index's hint for the
-// first batch with max timestamp >= ts ending at or after startingOffset.
-func (s *segment) findOffsetByTimestamp(ts, startingOffset int64) (offset, timestamp int64, found bool, err error) {
-	size := s.size.Load()
-	file, err := s.file()
-	if err != nil {
-		return -1, -1, false, err
-	}
+// first record with timestamp >= ts at or after startingOffset. Only batches
+// whose max timestamp reaches ts are decoded.
+func (s *segment) findOffsetByTimestamp(ts, startingOffset int64) (TimestampedRecord, bool, error) {
 	oi, ti, err := s.indexes()
 	if err != nil {
-		return -1, -1, false, err
+		return TimestampedRecord{Offset: -1, Timestamp: -1, LeaderEpoch: -1}, false, err
 	}
 	_, hintOffset := ti.lookup(ts)
 	_, pos := oi.lookup(max(hintOffset, startingOffset))
-	sc := newHeaderScanner(file, size)
-	defer sc.release()
-	for {
-		h, err := sc.headerAt(pos)
-		if err == io.EOF {
-			return -1, -1, false, nil
-		}
-		if err != nil {
-			return -1, -1, false, err
-		}
-		if h.MaxTimestamp >= ts && h.LastOffset() >= startingOffset {
-			return max(h.BaseOffset, startingOffset), h.MaxTimestamp, true, nil
-		}
-		pos += int64(h.Size())
-	}
+	return s.firstRecordFrom(pos, startingOffset,
+		func(maxTimestamp int64) bool { return maxTimestamp < ts },
+		func(timestamp int64) bool { return timestamp >= ts })
 }
 
-// MaxTimestampOffset returns the largest timestamp in the log and the last
-// offset of the batch holding it (KIP-734), or (-1, -1) for a log without
+// MaxTimestampOffset returns the largest timestamp in the log and the offset
+// of the first record carrying it (KIP-734, as Kafka 3.8+ answers), or
+// (-1, -1) for a log without timestamps.
+func (l *Log) MaxTimestampOffset() (ts, offset int64) {
+	rec := l.MaxTimestampRecord()
+	return rec.Timestamp, rec.Offset
+}
+
+// MaxTimestampRecord is the first record carrying the largest timestamp in
+// the log, with its batch's leader epoch; offset -1 for a log without
 // timestamps. A segment whose time index cannot be read is skipped (and the
 // error logged).
-func (l *Log) MaxTimestampOffset() (ts, offset int64) {
+func (l *Log) MaxTimestampRecord() TimestampedRecord {
 	best := timestampOffset{noTimestamp, -1}
+	var bestSegment *segment
 	for _, s := range l.segmentsSnapshot() {
 		if s.size.Load() == 0 {
 			continue
@@ -258,8 +263,29 @@ func (l *Log) MaxTimestampOffset() (ts, offset int64) {
 			continue
 		}
 		if m.timestamp > best.timestamp {
-			best = m
+			best, bestSegment = m, s
 		}
 	}
-	return best.timestamp, best.offset
+	fallback := TimestampedRecord{Offset: best.offset, Timestamp: best.timestamp, LeaderEpoch: -1}
+	if bestSegment == nil {
+		return fallback
+	}
+	// The time index names the last offset of the batch holding the
+	// largest timestamp; the record is found by decoding that batch.
+	oi, _, err := bestSegment.indexes()
+	if err != nil {
+		l.logger.Warn("reading segment offset index", "dir", l.dir, "base_offset", bestSegment.baseOffset, "err", err)
+		return fallback
+	}
+	_, pos := oi.lookup(best.offset)
+	rec, found, err := bestSegment.firstRecordFrom(pos, bestSegment.baseOffset,
+		func(maxTimestamp int64) bool { return maxTimestamp < best.timestamp },
+		func(timestamp int64) bool { return timestamp == best.timestamp })
+	if err != nil {
+		l.logger.Warn("finding the record with the largest timestamp", "dir", l.dir, "base_offset", bestSegment.baseOffset, "err", err)
+	}
+	if err != nil || !found {
+		return fallback
+	}
+	return rec
 }

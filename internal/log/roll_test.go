@@ -242,7 +242,7 @@ func TestOffsetForTimestamp(t *testing.T) {
 	cfg.SegmentBytes = 3000
 	l := openLog(t, vfs.Default, filepath.Join(t.TempDir(), "t-0"), cfg, OpenOptions{})
 	defer l.Close()
-	// Batch i has records with timestamps 1000+10i .. 1000+10i+1; batch 7 jumps.
+	// Batch i has records with timestamps 1000+10i and 1000+10i+1; batch 7 jumps.
 	for i := 0; i < 40; i++ {
 		ts := int64(1000 + 10*i)
 		if i == 7 {
@@ -254,15 +254,17 @@ func TestOffsetForTimestamp(t *testing.T) {
 		ts, offset, timestamp int64
 		found                 bool
 	}{
-		{0, 0, 1001, true},
-		{1001, 0, 1001, true},
-		{1002, 2, 1011, true},
-		{1071, 14, 5001, true}, // batch 7 (offsets 14-15) is the first reaching 1071
-		{1081, 14, 5001, true},
-		{5001, 14, 5001, true},
+		// Records are decoded, as Kafka does: the answer is the first
+		// record at or after the target, inside its batch.
+		{0, 0, 1000, true},
+		{1001, 1, 1001, true},
+		{1002, 2, 1010, true},
+		{1071, 14, 5000, true}, // batch 7 (offsets 14-15) is the first reaching 1071
+		{1081, 14, 5000, true},
+		{5001, 15, 5001, true},
 		{5002, -1, -1, false},
-		{1391, 14, 5001, true}, // first batch at or after the target, as Kafka
-		{1002, 2, 1011, true},
+		{1391, 14, 5000, true}, // first record at or after the target in offset order, as Kafka
+		{1002, 2, 1010, true},
 	} {
 		off, ts, found, err := l.OffsetForTimestamp(tc.ts)
 		if err != nil || off != tc.offset || ts != tc.timestamp || found != tc.found {
@@ -285,7 +287,7 @@ func TestOffsetForTimestamp(t *testing.T) {
 	if ts, off := l.MaxTimestampOffset(); ts != 5001 || off != 15 {
 		t.Errorf("MaxTimestampOffset after reopen = (%d, %d)", ts, off)
 	}
-	if off, ts, _, _ := l.OffsetForTimestamp(1052); off != 12 || ts != 1061 {
+	if off, ts, _, _ := l.OffsetForTimestamp(1052); off != 12 || ts != 1060 {
 		t.Errorf("after reopen: (%d, %d)", off, ts)
 	}
 }

@@ -31,12 +31,22 @@ func matrixCases(principal string) []matrixCase {
 				return req
 			},
 			code: func(r kmsg.Response) int16 { return r.(*kmsg.MetadataResponse).Topics[0].ErrorCode }},
-		{name: "Produce", acls: acls(topic(authz.OpWrite)), denied: kerr.TopicAuthorizationFailed,
+		{name: "DescribeTopicPartitions", acls: acls(topic(authz.OpDescribe)), denied: kerr.TopicAuthorizationFailed,
 			build: func(*matrixEnv) kmsg.Request {
+				req := kmsg.NewPtrDescribeTopicPartitionsRequest()
+				req.ResponsePartitionLimit = 100
+				rt := kmsg.NewDescribeTopicPartitionsRequestTopic()
+				rt.Topic = matrixTopic
+				req.Topics = append(req.Topics, rt)
+				return req
+			},
+			code: func(r kmsg.Response) int16 { return r.(*kmsg.DescribeTopicPartitionsResponse).Topics[0].ErrorCode }},
+		{name: "Produce", acls: acls(topic(authz.OpWrite)), denied: kerr.TopicAuthorizationFailed,
+			build: func(env *matrixEnv) kmsg.Request {
 				req := kmsg.NewPtrProduceRequest()
 				req.Acks, req.TimeoutMillis = 1, 5000
 				rt := kmsg.NewProduceRequestTopic()
-				rt.Topic = matrixTopic
+				rt.Topic, rt.TopicID = matrixTopic, env.topicID // v13 names topics by id
 				rp := kmsg.NewProduceRequestTopicPartition()
 				rp.Records = validBatch("authz")
 				rt.Partitions = append(rt.Partitions, rp)
@@ -113,11 +123,11 @@ func matrixCases(principal string) []matrixCase {
 			},
 			code: func(r kmsg.Response) int16 { return r.(*kmsg.AddOffsetsToTxnResponse).ErrorCode }},
 		{name: "ProduceTransactional", base: acls(topic(authz.OpWrite)), acls: acls(txnID(authz.OpWrite)), denied: kerr.TransactionalIDAuthorizationFailed,
-			build: func(*matrixEnv) kmsg.Request {
+			build: func(env *matrixEnv) kmsg.Request {
 				req := kmsg.NewPtrProduceRequest()
 				req.Acks, req.TimeoutMillis, req.TransactionID = 1, 5000, strp(matrixTxnID)
 				rt := kmsg.NewProduceRequestTopic()
-				rt.Topic = matrixTopic
+				rt.Topic, rt.TopicID = matrixTopic, env.topicID
 				rp := kmsg.NewProduceRequestTopicPartition()
 				rp.Records = validBatch("authz")
 				rt.Partitions = append(rt.Partitions, rp)

@@ -49,8 +49,17 @@ func (rp rawProducer) produce(txnID *string, pid int64, epoch int16, seq int32, 
 	req.Acks, req.TimeoutMillis, req.TransactionID = -1, 5000, txnID
 	tp := kmsg.NewProduceRequestTopicPartition()
 	tp.Partition, tp.Records = 0, batch
+	// Produce v13 names the topic by id (KIP-516); older versions by name.
+	meta := kmsg.NewPtrMetadataRequest()
+	mt := kmsg.NewMetadataRequestTopic()
+	mt.Topic = &rp.topic
+	meta.Topics = append(meta.Topics, mt)
+	metaResp, err := meta.RequestWith(context.Background(), rp.cl)
+	if err != nil || len(metaResp.Topics) != 1 {
+		rp.t.Fatalf("metadata of %s: %v", rp.topic, err)
+	}
 	rt := kmsg.NewProduceRequestTopic()
-	rt.Topic, rt.Partitions = rp.topic, []kmsg.ProduceRequestTopicPartition{tp}
+	rt.Topic, rt.TopicID, rt.Partitions = rp.topic, metaResp.Topics[0].TopicID, []kmsg.ProduceRequestTopicPartition{tp}
 	req.Topics = append(req.Topics, rt)
 	resp, err := req.RequestWith(context.Background(), rp.cl)
 	if err != nil {

@@ -115,13 +115,18 @@ func (s *Shard) endTxnV2(m *Metadata, producerID int64, epoch int16, commit, fro
 		}
 	}
 	isRetry := retryOnEpochBump || retryOnOverflow
+	// A transition in progress answers CONCURRENT_TRANSACTIONS before the
+	// epoch is checked (KAFKA-18464): while the markers of a commit or
+	// abort are written (pending CompleteCommit/CompleteAbort) the client
+	// already holds the bumped epoch, and its next EndTxn at that epoch
+	// (such as an empty abort) must wait for the completion, not be fenced.
 	switch {
 	case m.ProducerID != producerID && !retryOnOverflow:
 		return EndResult{Code: kerr.InvalidProducerIDMapping}
-	case !validEpoch:
-		return EndResult{Code: kerr.ProducerFenced}
 	case m.pendingInProgress() && !isFence:
 		return EndResult{Code: kerr.ConcurrentTransactions}
+	case !validEpoch:
+		return EndResult{Code: kerr.ProducerFenced}
 	}
 	done := EndResult{ProducerID: m.ProducerID, ProducerEpoch: m.ProducerEpoch}
 	prepare := func(next State, noPartitionAdded bool) EndResult {
