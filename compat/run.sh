@@ -45,6 +45,25 @@ if ! cmp -s compat/kafkajs/package-lock.json "$stamp"; then
 	fi
 fi
 
+# The Java driver and Kafka's tools (compat/java/pom.xml): kafka-clients,
+# kafka-tools and kafka_2.13 from Maven Central into Maven's local repository
+# (~/.m2, or MAVEN_REPO_LOCAL), offline when it already holds them. Needs a
+# JDK 17 and Maven: Debian's openjdk-17-jdk-headless and maven.
+command -v java >/dev/null 2>&1 && command -v mvn >/dev/null 2>&1 || {
+	echo "compat: installing openjdk-17-jdk-headless maven" >&2
+	{ $sudo apt-get update &&
+		DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends openjdk-17-jdk-headless maven; } ||
+		echo "compat: apt-get install openjdk-17-jdk-headless maven failed" >&2
+}
+mvn_args=(-q -B -f compat/java/pom.xml)
+if [ -n "${MAVEN_REPO_LOCAL:-}" ]; then mvn_args+=("-Dmaven.repo.local=$MAVEN_REPO_LOCAL"); fi
+if command -v mvn >/dev/null 2>&1; then
+	if ! mvn "${mvn_args[@]}" -o package >/dev/null 2>&1; then
+		echo "compat: mvn package in compat/java (downloading from Maven Central)" >&2
+		mvn "${mvn_args[@]}" package || echo "compat: mvn package in compat/java failed" >&2
+	fi
+fi
+
 # Built rather than `go run`, which would print its own line after the
 # summary when the suite fails.
 bin=$(mktemp -d)
