@@ -17,6 +17,7 @@ const (
 func javaDriver(_, scenario string) []string {
 	cp, _ := os.ReadFile(javaClasspath)
 	return []string{"java", "-Xss1m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+		"-Dlog4j2.configurationFile=compat/java/log4j2.properties",
 		"-cp", strings.TrimSpace(string(cp)) + ":" + javaJar, "samsa.compat.Main", scenario}
 }
 
