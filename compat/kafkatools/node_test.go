@@ -290,6 +290,17 @@ func TestKafkaToolsAgainstOneNode(t *testing.T) {
 // transact commits one transaction of 10 records with franz-go.
 func transact(t *testing.T, bootstrap, topic, txid string) {
 	t.Helper()
+	transaction(t, bootstrap, topic, txid, kgo.TryCommit)
+}
+
+// abortOne aborts one transaction of 10 records.
+func abortOne(t *testing.T, bootstrap, topic, txid string) {
+	t.Helper()
+	transaction(t, bootstrap, topic, txid, kgo.TryAbort)
+}
+
+func transaction(t *testing.T, bootstrap, topic, txid string, end kgo.TransactionEndTry) {
+	t.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(bootstrap), kgo.TransactionalID(txid), kgo.TransactionTimeout(time.Minute), kgo.DefaultProduceTopic(topic))
 	if err != nil {
 		t.Fatal(err)
@@ -305,7 +316,7 @@ func transact(t *testing.T, bootstrap, topic, txid string) {
 			t.Fatal(err)
 		}
 	}
-	if err := cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
+	if err := cl.EndTransaction(ctx, end); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -49,7 +49,11 @@ func tool(t *testing.T, stdin string, name string, args ...string) toolResult {
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
 	err := cmd.Run()
-	t.Logf("%s %s: %v in %s", name, strings.Join(args, " "), err, time.Since(start).Round(10*time.Millisecond))
+	line := strings.Join(args, " ")
+	if len(line) > 300 {
+		line = line[:300] + "..."
+	}
+	t.Logf("%s %s: %v in %s", name, line, err, time.Since(start).Round(10*time.Millisecond))
 	return toolResult{stdout: stdout.String(), stderr: stderr.String(), err: err}
 }
 
