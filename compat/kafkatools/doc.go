@@ -8,7 +8,8 @@
 //
 // The tools come from the kafka-tools and kafka_2.13 4.4.0 jars that
 // compat/java/pom.xml resolves from Maven Central; compat/java/kafka-tool.sh
-// runs one with `java -cp`. Without target/classpath.txt the tests skip,
-// unless SAMSA_KAFKA_TOOLS=1 (compat/run.sh sets it), which makes a missing
-// classpath a failure.
+// runs one with `java -cp`. The tests run only with SAMSA_KAFKA_TOOLS=1,
+// which compat/run.sh (make compat) sets after the Maven build:
+//
+//	SAMSA_KAFKA_TOOLS=1 go test -count=1 ./compat/kafkatools/
 package kafkatools
