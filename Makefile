@@ -6,7 +6,7 @@
 help: ## list the targets
 	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
-check: vet test compat ## everything CI runs (.ci/run): vet, unit and integration tests, the compat suite
+check: vet test compat ecosystem ## everything CI runs (.ci/run): vet, unit and integration tests, the compat suite, Kafka Streams
 
 vet: ## go vet over every package
 	go vet ./...
