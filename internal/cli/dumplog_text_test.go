@@ -1,6 +1,11 @@
 package cli
 
-import "testing"
+import (
+	"io"
+	"testing"
+
+	"github.com/samsa-streaming/samsa/internal/record"
+)
 
 func TestJavaStringReplacesMaximalSubparts(t *testing.T) {
 	for _, c := range []struct {
@@ -34,5 +39,30 @@ func FuzzJavaString(f *testing.F) {
 		for _, r := range s {
 			_ = r
 		}
+	})
+}
+
+// FuzzDumpSegment: whatever bytes a segment file holds, dump-log decodes
+// and prints them without panicking, deep and with data.
+func FuzzDumpSegment(f *testing.F) {
+	plain, err := record.Build(record.BuildOptions{BaseSequence: -1, ProducerID: -1, ProducerEpoch: -1, BaseTimestamp: 1000, Compression: record.CodecGzip},
+		[]record.Record{{Key: []byte("k"), Value: []byte{0xe2, 0x82}, Headers: []record.RecordHeader{{Key: "h", Value: []byte("v")}}}, {Value: nil}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	marker, err := record.BuildControlBatch(record.ControlBatchOptions{BaseOffset: 2, ProducerID: 7, Type: record.ControlAbort, CoordinatorEpoch: 3})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(plain)
+	f.Add(append(append([]byte{}, plain...), marker...))
+	f.Add(marker[:len(marker)-3])
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, deep := range []bool{false, true} {
+			printDump(io.Discard, dumpSegment(data, deep, deep))
+		}
+		printDump(io.Discard, dumpOffsetIndex(data, 0))
+		printDump(io.Discard, dumpTimeIndex(data, 0))
+		_ = controlMarker(data, data)
 	})
 }
