@@ -47,7 +47,7 @@ fi
 
 # The Java driver and Kafka's tools (compat/java/pom.xml): kafka-clients,
 # kafka-tools and kafka_2.13 from Maven Central into Maven's local repository
-# (~/.m2, or MAVEN_REPO_LOCAL), offline when it already holds them. Needs a
+# (~/.m2, or SAMSA_MAVEN_REPO), offline when it already holds them. Needs a
 # JDK 17 and Maven: Debian's openjdk-17-jdk-headless and maven.
 command -v java >/dev/null 2>&1 && command -v mvn >/dev/null 2>&1 || {
 	echo "compat: installing openjdk-17-jdk-headless maven" >&2
@@ -56,7 +56,7 @@ command -v java >/dev/null 2>&1 && command -v mvn >/dev/null 2>&1 || {
 		echo "compat: apt-get install openjdk-17-jdk-headless maven failed" >&2
 }
 mvn_args=(-q -B -f compat/java/pom.xml)
-if [ -n "${MAVEN_REPO_LOCAL:-}" ]; then mvn_args+=("-Dmaven.repo.local=$MAVEN_REPO_LOCAL"); fi
+if [ -n "${SAMSA_MAVEN_REPO:-}" ]; then mvn_args+=("-Dmaven.repo.local=$SAMSA_MAVEN_REPO"); fi
 if command -v mvn >/dev/null 2>&1; then
 	if ! mvn "${mvn_args[@]}" -o package >/dev/null 2>&1; then
 		echo "compat: mvn package in compat/java (downloading from Maven Central)" >&2
