@@ -93,6 +93,11 @@ var clients = []client{
 			return runs("node", "--version")()
 		},
 	},
+	{
+		name:    "java",
+		command: javaDriver,
+		probe:   javaProbe,
+	},
 	{name: "franz-go", command: goDriver("franz-go")},
 	{name: "sarama", command: goDriver("sarama")},
 	{name: "kafka-go", command: goDriver("kafka-go")},

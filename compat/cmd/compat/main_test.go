@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -122,7 +123,8 @@ func TestDetailsShareReasons(t *testing.T) {
 		}
 	}
 	d := renderDetails(m, cls, scs, false)
-	if n := strings.Count(d, "\n"); n != 1 || !strings.Contains(d, "49 cells") {
+	want := fmt.Sprintf("%d cells", len(clients)*len(scenarios))
+	if n := strings.Count(d, "\n"); n != 1 || !strings.Contains(d, want) {
 		t.Errorf("details:\n%s", d)
 	}
 }

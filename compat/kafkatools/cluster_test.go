@@ -1,0 +1,109 @@
+package kafkatools
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/samsa-streaming/samsa/internal/clustertest"
+)
+
+// TestKafkaToolsAgainstThreeNodes runs the tools that move replicas and
+// leaders, kafka-reassign-partitions and kafka-leader-election, against a
+// three-node cluster, and kafka-metadata-quorum against its three voters.
+func TestKafkaToolsAgainstThreeNodes(t *testing.T) {
+	needTools(t)
+	c := clustertest.StartCluster(t, 3, "auto.create.topics.enable=false")
+	b := strings.Join(c.Addrs(), ",")
+	const topic = "moved"
+
+	// Partition 0 on brokers 1 and 2, led by 1; partition 1 on 2 and 3.
+	mustTool(t, "", "kafka-topics", "--bootstrap-server", b, "--create", "--topic", topic, "--replica-assignment", "1:2,2:3")
+	describe := func() string {
+		return mustTool(t, "", "kafka-topics", "--bootstrap-server", b, "--describe", "--topic", topic)
+	}
+	waitFor(t, 30*time.Second, func() error {
+		out := describe()
+		if !strings.Contains(out, "Partition: 0\tLeader: 1\tReplicas: 1,2\tIsr: 1,2") {
+			return fmt.Errorf("partition 0 not yet led by 1 with ISR 1,2:\n%s", out)
+		}
+		return nil
+	})
+
+	t.Run("kafka-reassign-partitions", func(t *testing.T) {
+		plan := filepath.Join(t.TempDir(), "plan.json")
+		os.WriteFile(plan, []byte(`{"version":1,"partitions":[{"topic":"`+topic+`","partition":0,"replicas":[2,3]}]}`), 0o644)
+		out := mustTool(t, "", "kafka-reassign-partitions", "--bootstrap-server", b, "--reassignment-json-file", plan, "--execute")
+		mustContain(t, "execute", out, "Current partition replica assignment", `"replicas":[1,2]`,
+			"Successfully started partition reassignment for "+topic+"-0")
+		// --preserve-throttles: the throttle clearing --verify does otherwise
+		// alters every broker's config, which fails on samsa today (a
+		// broker-resource alter sent to one node is checked against
+		// another's id; a defect of the broker-config path).
+		waitTool(t, 60*time.Second, func(out string) error {
+			if !strings.Contains(out, "Reassignment of partition "+topic+"-0 is completed.") {
+				return fmt.Errorf("not completed")
+			}
+			return nil
+		}, "kafka-reassign-partitions", "--bootstrap-server", b, "--reassignment-json-file", plan, "--verify", "--preserve-throttles")
+		waitFor(t, 30*time.Second, func() error {
+			if out := describe(); !strings.Contains(out, "Partition: 0\tLeader: 2\tReplicas: 2,3\tIsr: 2,3") {
+				return fmt.Errorf("partition 0 after the reassignment:\n%s", out)
+			}
+			return nil
+		})
+		out = mustTool(t, "", "kafka-reassign-partitions", "--bootstrap-server", b, "--list")
+		mustContain(t, "list", out, "No partition reassignments found.")
+	})
+
+	t.Run("kafka-leader-election", func(t *testing.T) {
+		// Make broker 3 the preferred replica of partition 1 (replicas 3,2:
+		// a reorder moves no data), then elect it.
+		plan := filepath.Join(t.TempDir(), "order.json")
+		os.WriteFile(plan, []byte(`{"version":1,"partitions":[{"topic":"`+topic+`","partition":1,"replicas":[3,2]}]}`), 0o644)
+		mustTool(t, "", "kafka-reassign-partitions", "--bootstrap-server", b, "--reassignment-json-file", plan, "--execute")
+		waitFor(t, 30*time.Second, func() error {
+			if out := describe(); !strings.Contains(out, "Partition: 1\tLeader: 2\tReplicas: 3,2") {
+				return fmt.Errorf("partition 1 not yet reordered to 3,2 and still led by 2:\n%s", out)
+			}
+			return nil
+		})
+		out := mustTool(t, "", "kafka-leader-election", "--bootstrap-server", b, "--election-type", "PREFERRED",
+			"--topic", topic, "--partition", "1")
+		mustContain(t, "preferred election", out, "Successfully completed leader election (PREFERRED) for partitions "+topic+"-1")
+		mustContain(t, "after the election", describe(), "Partition: 1\tLeader: 3\tReplicas: 3,2")
+		out = mustTool(t, "", "kafka-leader-election", "--bootstrap-server", b, "--election-type", "PREFERRED",
+			"--topic", topic, "--partition", "1")
+		mustContain(t, "second election", out, "Valid replica already elected for partitions "+topic+"-1")
+	})
+
+	t.Run("kafka-metadata-quorum", func(t *testing.T) {
+		out := mustTool(t, "", "kafka-metadata-quorum", "--bootstrap-server", b, "describe", "--replication")
+		rows := tableRows(out, "NodeId")
+		statuses := map[string]int{}
+		for _, r := range rows {
+			statuses[r["Status"]]++
+		}
+		if statuses["Leader"] != 1 || statuses["Follower"] != 2 {
+			t.Fatalf("describe --replication: want one Leader and two Followers:\n%s", out)
+		}
+	})
+}
+
+func waitFor(t *testing.T, limit time.Duration, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		err := cond()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal(err)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
