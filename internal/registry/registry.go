@@ -1,0 +1,270 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// Topic is the storage topic, Confluent's default kafkastore.topic.
+const Topic = "_schemas"
+
+// Config configures a Registry.
+type Config struct {
+	// SeedBrokers are the node's own client listener addresses.
+	SeedBrokers []string
+	// ReplicationFactor of _schemas when the registry creates it; Confluent's
+	// kafkastore.topic.replication.factor is 3, capped here by the brokers
+	// the cluster has.
+	ReplicationFactor int16
+	// TimeoutMs bounds each store operation (kafkastore.timeout.ms, 500 in
+	// Confluent; Samsa default 10000 to cover a first topic creation).
+	TimeoutMs int64
+	Logger    *slog.Logger
+}
+
+// Registry serves the registry's state, read from _schemas, and writes it.
+type Registry struct {
+	config Config
+	client *kgo.Client
+	admin  *kadm.Client
+	logger *slog.Logger
+	cancel context.CancelFunc
+	done   chan struct{}
+	ready  chan struct{}
+
+	// writeMu serializes this node's writes: each computes its records from
+	// the state caught up to the end of _schemas and waits until they are
+	// applied before the next starts.
+	writeMu sync.Mutex
+
+	mu struct {
+		sync.Mutex
+		state *state
+		// appliedOffset is the offset after the last applied record.
+		appliedOffset int64
+		// appliedChanged is closed and replaced whenever appliedOffset
+		// moves, waking waiters.
+		appliedChanged chan struct{}
+	}
+}
+
+// New starts a Registry: it creates _schemas if absent and replays it in
+// the background; requests wait (bounded by TimeoutMs) until replay has
+// reached the end of the topic as it was at start.
+func New(config Config) (*Registry, error) {
+	if config.Logger == nil {
+		config.Logger = slog.Default()
+	}
+	if config.TimeoutMs <= 0 {
+		config.TimeoutMs = 10000
+	}
+	if config.ReplicationFactor <= 0 {
+		config.ReplicationFactor = 3
+	}
+	client, err := kgo.NewClient(
+		kgo.SeedBrokers(config.SeedBrokers...),
+		kgo.ClientID("samsa-schema-registry"),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{Topic: {0: kgo.NewOffset().AtStart()}}),
+		kgo.RequiredAcks(kgo.AllISRAcks()),
+		kgo.ProducerLinger(0),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.FetchMaxWait(500*time.Millisecond),
+	)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &Registry{
+		config: config, client: client, admin: kadm.NewClient(client), logger: config.Logger,
+		cancel: cancel, done: make(chan struct{}), ready: make(chan struct{}),
+	}
+	r.mu.state = newState()
+	r.mu.appliedChanged = make(chan struct{})
+	go r.run(ctx)
+	return r, nil
+}
+
+// Close stops replay and closes the client.
+func (r *Registry) Close() {
+	r.cancel()
+	<-r.done
+	r.client.Close()
+}
+
+func (r *Registry) run(ctx context.Context) {
+	defer close(r.done)
+	for backoff := 100 * time.Millisecond; ; backoff = min(2*backoff, 2*time.Second) {
+		err := r.ensureTopic(ctx)
+		if err == nil {
+			break
+		}
+		r.logger.Warn("creating the schema registry topic", "topic", Topic, "err", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+	}
+	go func() {
+		for ctx.Err() == nil {
+			waitCtx, cancel := context.WithTimeout(ctx, time.Duration(r.config.TimeoutMs)*time.Millisecond)
+			err := r.catchUp(waitCtx)
+			cancel()
+			if err == nil {
+				close(r.ready)
+				return
+			}
+		}
+	}()
+	for ctx.Err() == nil {
+		fetches := r.client.PollFetches(ctx)
+		fetches.EachError(func(topic string, partition int32, err error) {
+			if !errors.Is(err, context.Canceled) {
+				r.logger.Warn("reading the schema registry topic", "err", err)
+			}
+		})
+		var last int64 = -1
+		r.mu.Lock()
+		fetches.EachRecord(func(record *kgo.Record) {
+			decoded, err := decodeRecord(record.Key, record.Value)
+			if err != nil {
+				r.mu.state.badRecords++
+				r.logger.Warn("skipping a schema registry record", "offset", record.Offset, "err", err)
+			} else {
+				r.mu.state.apply(decoded)
+			}
+			last = record.Offset
+		})
+		if last >= 0 {
+			r.mu.appliedOffset = last + 1
+			close(r.mu.appliedChanged)
+			r.mu.appliedChanged = make(chan struct{})
+		}
+		r.mu.Unlock()
+	}
+}
+
+// ensureTopic creates _schemas, one partition, compacted, as Confluent
+// does, with the replication factor capped at the number of brokers.
+func (r *Registry) ensureTopic(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(r.config.TimeoutMs)*time.Millisecond)
+	defer cancel()
+	brokers, err := r.admin.ListBrokers(ctx)
+	if err != nil {
+		return err
+	}
+	replicas := min(int(r.config.ReplicationFactor), len(brokers))
+	if replicas < 1 {
+		return errors.New("no brokers registered yet")
+	}
+	cleanup := "compact"
+	responses, err := r.admin.CreateTopics(ctx, 1, int16(replicas), map[string]*string{"cleanup.policy": &cleanup}, Topic)
+	if err != nil {
+		return err
+	}
+	for _, response := range responses {
+		if response.Err != nil && !errors.Is(response.Err, kerr.TopicAlreadyExists) {
+			return response.Err
+		}
+	}
+	return nil
+}
+
+// catchUp waits until every record written to _schemas before the call is
+// applied.
+func (r *Registry) catchUp(ctx context.Context) error {
+	ends, err := r.admin.ListEndOffsets(ctx, Topic)
+	if err != nil {
+		return err
+	}
+	end, ok := ends.Lookup(Topic, 0)
+	if !ok {
+		return fmt.Errorf("no end offset for %s-0", Topic)
+	}
+	if end.Err != nil {
+		return end.Err
+	}
+	return r.waitApplied(ctx, end.Offset)
+}
+
+func (r *Registry) waitApplied(ctx context.Context, offset int64) error {
+	for {
+		r.mu.Lock()
+		applied, changed := r.mu.appliedOffset, r.mu.appliedChanged
+		r.mu.Unlock()
+		if applied >= offset {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-changed:
+		}
+	}
+}
+
+// waitReady waits for the first replay to finish.
+func (r *Registry) waitReady(ctx context.Context) error {
+	select {
+	case <-r.ready:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// storeRecord is one record a write appends: a key and a value, nil for a
+// tombstone.
+type storeRecord struct {
+	key, value []byte
+}
+
+// write runs plan against the caught-up state and appends the records it
+// returns, answering once they are applied. plan runs with the state lock
+// held and must not block; its result is returned.
+func (r *Registry) write(ctx context.Context, plan func(s *state) ([]storeRecord, any, error)) (any, error) {
+	r.writeMu.Lock()
+	defer r.writeMu.Unlock()
+	if err := r.catchUp(ctx); err != nil {
+		return nil, fmt.Errorf("%w: %v", errStore, err)
+	}
+	r.mu.Lock()
+	records, result, err := plan(r.mu.state)
+	r.mu.Unlock()
+	if err != nil || len(records) == 0 {
+		return result, err
+	}
+	batch := make([]*kgo.Record, len(records))
+	for i, record := range records {
+		batch[i] = &kgo.Record{Topic: Topic, Partition: 0, Key: record.key, Value: record.value}
+	}
+	produced, err := r.client.ProduceSync(ctx, batch...).First()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errStore, err)
+	}
+	last := produced.Offset + int64(len(batch)) - 1
+	for _, record := range batch {
+		last = max(last, record.Offset)
+	}
+	if err := r.waitApplied(ctx, last+1); err != nil {
+		return nil, fmt.Errorf("%w: %v", errStore, err)
+	}
+	return result, nil
+}
+
+// read runs query against the state.
+func (r *Registry) read(query func(s *state) (any, error)) (any, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return query(r.mu.state)
+}
+
+var errStore = errors.New("registry: store")
