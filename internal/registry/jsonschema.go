@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -175,8 +176,8 @@ func jsonBoundIssues(path string, reader, writer map[string]any, issues *[]strin
 		{"exclusiveMaximum", true}, {"exclusiveMinimum", false}, {"maxItems", true}, {"minItems", false},
 		{"maxProperties", true}, {"minProperties", false},
 	} {
-		readerValue, readerHas := reader[bound.name].(float64)
-		writerValue, writerHas := writer[bound.name].(float64)
+		readerValue, readerHas := jsonNumber(reader[bound.name])
+		writerValue, writerHas := jsonNumber(writer[bound.name])
 		switch {
 		case readerHas && !writerHas:
 			*issues = append(*issues, strings.ToUpper(camelToSnake(bound.name))+"_ADDED at "+path)
@@ -214,6 +215,19 @@ func jsonEnumIssues(path string, reader, writer map[string]any, issues *[]string
 			return
 		}
 	}
+}
+
+// jsonNumber reads a number the jsonschema decoder produced (json.Number)
+// or encoding/json did (float64).
+func jsonNumber(v any) (float64, bool) {
+	switch n := v.(type) {
+	case json.Number:
+		f, err := n.Float64()
+		return f, err == nil
+	case float64:
+		return n, true
+	}
+	return 0, false
 }
 
 func asSchemaObject(v any) (map[string]any, bool) {

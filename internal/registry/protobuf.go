@@ -125,9 +125,10 @@ func protobufFromDescriptor(descriptorBytes []byte, sources map[string]string) (
 
 func (s *protobufSchema) canonical() string { return s.text }
 
-// readIssues applies Confluent's Protobuf change rules. They are symmetric:
-// a change is compatible or not whichever side reads, so the same list
-// serves backward and forward checks.
+// readIssues applies Confluent's Protobuf change rules to the change from
+// writer to this schema. A forward check applies them to the reverse
+// change, as Confluent does, so adding a message type (removed, in
+// reverse) is backward but not forward compatible.
 func (s *protobufSchema) readIssues(writer parsedSchema) []string {
 	old, ok := writer.(*protobufSchema)
 	if !ok {

@@ -236,9 +236,7 @@ func (r *Registry) write(ctx context.Context, plan func(s *state) ([]storeRecord
 	if err := r.catchUp(ctx); err != nil {
 		return nil, fmt.Errorf("%w: %v", errStore, err)
 	}
-	r.mu.Lock()
-	records, result, err := plan(r.mu.state)
-	r.mu.Unlock()
+	records, result, err := r.planLocked(plan)
 	if err != nil || len(records) == 0 {
 		return result, err
 	}
@@ -258,6 +256,14 @@ func (r *Registry) write(ctx context.Context, plan func(s *state) ([]storeRecord
 		return nil, fmt.Errorf("%w: %v", errStore, err)
 	}
 	return result, nil
+}
+
+// planLocked runs plan with the state lock held, releasing it even if plan
+// panics (the HTTP layer recovers the panic into a 500).
+func (r *Registry) planLocked(plan func(s *state) ([]storeRecord, any, error)) ([]storeRecord, any, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return plan(r.mu.state)
 }
 
 // read runs query against the state.

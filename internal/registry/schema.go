@@ -28,10 +28,15 @@ type parsedSchema interface {
 	readIssues(writer parsedSchema) []string
 }
 
-// parseSchema parses text as schemaType with its dependencies.
-func parseSchema(schemaType, text string, dependencies []dependency) (parsedSchema, error) {
-	var parsed parsedSchema
-	var err error
+// parseSchema parses text as schemaType with its dependencies. A panic in
+// a parsing library (hamba/avro panics on some malformed unions) is
+// answered as an invalid schema, never let through to the caller.
+func parseSchema(schemaType, text string, dependencies []dependency) (parsed parsedSchema, err error) {
+	defer func() {
+		if recovered := recover(); recovered != nil {
+			parsed, err = nil, fmt.Errorf("%w: the %s parser failed on this input: %v", errInvalidSchema, schemaType, recovered)
+		}
+	}()
 	switch schemaType {
 	case typeAvro:
 		parsed, err = parseAvro(text, dependencies)
