@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -363,4 +365,34 @@ func getJSON(t *testing.T, url string) any {
 		t.Fatal(err)
 	}
 	return v
+}
+
+// TestRegistryConfluentPython runs confluent-kafka-python's
+// SchemaRegistryClient with its Avro, JSON Schema and Protobuf serializers
+// against a real node (testdata/registry_confluent.py). REGISTRY_PYTHON
+// names the interpreter (default python3); it needs confluent-kafka with
+// the avro, json and protobuf extras.
+func TestRegistryConfluentPython(t *testing.T) {
+	python := os.Getenv("REGISTRY_PYTHON")
+	if python == "" {
+		python = "python3"
+	}
+	probe := exec.Command(python, "-c", "import confluent_kafka.schema_registry.avro, confluent_kafka.schema_registry.json_schema, confluent_kafka.schema_registry.protobuf")
+	if out, err := probe.CombinedOutput(); err != nil {
+		t.Skipf("%s lacks confluent-kafka[avro,json,protobuf] (pip install 'confluent-kafka[avro,json,protobuf]'; set REGISTRY_PYTHON): %s", python, out)
+	}
+	tn := startTestNode(t, "schema.registry.listeners=http://127.0.0.1:0")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	script := exec.CommandContext(ctx, python, "testdata/registry_confluent.py", tn.addr(), registryURL(tn))
+	out, err := script.CombinedOutput()
+	t.Logf("%s", out)
+	if err != nil {
+		t.Fatalf("confluent-kafka-python: %v", err)
+	}
+	for _, want := range []string{"ok avro", "ok json", "ok protobuf", "ok client"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("missing %q", want)
+		}
+	}
 }
