@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -44,6 +45,8 @@ type Registry struct {
 	// the state caught up to the end of _schemas and waits until they are
 	// applied before the next starts.
 	writeMu sync.Mutex
+	// topicExists is set once _schemas is known to exist.
+	topicExists atomic.Bool
 
 	mu struct {
 		sync.Mutex
@@ -56,9 +59,9 @@ type Registry struct {
 	}
 }
 
-// New starts a Registry: it creates _schemas if absent and replays it in
-// the background; requests wait (bounded by TimeoutMs) until replay has
-// reached the end of the topic as it was at start.
+// New starts a Registry: it replays _schemas in the background (creating
+// it at the first write if absent); requests wait (bounded by TimeoutMs)
+// until replay has reached the end of the topic as it was at start.
 func New(config Config) (*Registry, error) {
 	if config.Logger == nil {
 		config.Logger = slog.Default()
@@ -101,18 +104,6 @@ func (r *Registry) Close() {
 
 func (r *Registry) run(ctx context.Context) {
 	defer close(r.done)
-	for backoff := 100 * time.Millisecond; ; backoff = min(2*backoff, 2*time.Second) {
-		err := r.ensureTopic(ctx)
-		if err == nil {
-			break
-		}
-		r.logger.Warn("creating the schema registry topic", "topic", Topic, "err", err)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(backoff):
-		}
-	}
 	go func() {
 		for ctx.Err() == nil {
 			waitCtx, cancel := context.WithTimeout(ctx, time.Duration(r.config.TimeoutMs)*time.Millisecond)
@@ -122,12 +113,17 @@ func (r *Registry) run(ctx context.Context) {
 				close(r.ready)
 				return
 			}
+			r.logger.Debug("replaying the schema registry topic", "err", err)
+			select {
+			case <-ctx.Done():
+			case <-time.After(200 * time.Millisecond):
+			}
 		}
 	}()
 	for ctx.Err() == nil {
 		fetches := r.client.PollFetches(ctx)
 		fetches.EachError(func(topic string, partition int32, err error) {
-			if !errors.Is(err, context.Canceled) {
+			if !errors.Is(err, context.Canceled) && (r.topicExists.Load() || !errors.Is(err, kerr.UnknownTopicOrPartition)) {
 				r.logger.Warn("reading the schema registry topic", "err", err)
 			}
 		})
@@ -153,10 +149,19 @@ func (r *Registry) run(ctx context.Context) {
 }
 
 // ensureTopic creates _schemas, one partition, compacted, as Confluent
-// does, with the replication factor capped at the number of brokers.
+// does, with the replication factor capped at the number of brokers. It
+// runs before the first write rather than at start, so a cluster starting
+// up has its brokers registered by then and the topic gets its full
+// replication factor.
 func (r *Registry) ensureTopic(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(r.config.TimeoutMs)*time.Millisecond)
 	defer cancel()
+	// The controller knows best how many brokers can take a replica: ask
+	// for the configured factor first, and cap it only when refused.
+	err := r.createTopic(ctx, r.config.ReplicationFactor)
+	if !errors.Is(err, kerr.InvalidReplicationFactor) {
+		return err
+	}
 	brokers, err := r.admin.ListBrokers(ctx)
 	if err != nil {
 		return err
@@ -165,8 +170,15 @@ func (r *Registry) ensureTopic(ctx context.Context) error {
 	if replicas < 1 {
 		return errors.New("no brokers registered yet")
 	}
+	// Confluent's registry does the same, with the same warning.
+	r.logger.Warn("creating the schema registry topic with fewer replicas than configured: too few live brokers",
+		"topic", Topic, "replicas", replicas, "schema.registry.topic.replication.factor", r.config.ReplicationFactor)
+	return r.createTopic(ctx, int16(replicas))
+}
+
+func (r *Registry) createTopic(ctx context.Context, replicas int16) error {
 	cleanup := "compact"
-	responses, err := r.admin.CreateTopics(ctx, 1, int16(replicas), map[string]*string{"cleanup.policy": &cleanup}, Topic)
+	responses, err := r.admin.CreateTopics(ctx, 1, replicas, map[string]*string{"cleanup.policy": &cleanup}, Topic)
 	if err != nil {
 		return err
 	}
@@ -186,12 +198,13 @@ func (r *Registry) catchUp(ctx context.Context) error {
 		return err
 	}
 	end, ok := ends.Lookup(Topic, 0)
-	if !ok {
-		return fmt.Errorf("no end offset for %s-0", Topic)
+	if !ok || errors.Is(end.Err, kerr.UnknownTopicOrPartition) {
+		return nil // not created yet: nothing to replay
 	}
 	if end.Err != nil {
 		return end.Err
 	}
+	r.topicExists.Store(true)
 	return r.waitApplied(ctx, end.Offset)
 }
 
@@ -237,6 +250,13 @@ func (r *Registry) write(ctx context.Context, plan func(s *state) ([]storeRecord
 		return nil, fmt.Errorf("%w: %v", errStore, err)
 	}
 	records, result, err := r.planLocked(plan)
+	if err == nil && len(records) > 0 && !r.topicExists.Load() {
+		if err := r.ensureTopic(ctx); err != nil {
+			return nil, fmt.Errorf("%w: creating %s: %v", errStore, Topic, err)
+		}
+		r.topicExists.Store(true)
+		r.client.ForceMetadataRefresh()
+	}
 	if err != nil || len(records) == 0 {
 		return result, err
 	}
