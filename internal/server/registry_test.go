@@ -396,3 +396,43 @@ func TestRegistryConfluentPython(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkRegistry measures, against a real node over HTTP, a cached
+// lookup of a schema by id (what every deserializer does once per id) and
+// a registration (a write to _schemas, acknowledged by all replicas).
+func BenchmarkRegistry(b *testing.B) {
+	tn := startTestNode(b, "schema.registry.listeners=http://127.0.0.1:0")
+	client, err := sr.NewClient(sr.URLs("http://" + tn.node.RegistryAddrs()[0].String()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	created, err := client.CreateSchema(ctx, "bench-value", sr.Schema{Schema: avroUserV1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("lookup-by-id", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := client.SchemaByID(ctx, created.ID); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("register-new", func(b *testing.B) {
+		i := 0
+		for b.Loop() {
+			i++
+			schema := fmt.Sprintf(`{"type":"record","name":"R%d","fields":[{"name":"a","type":"int"}]}`, i)
+			if _, err := client.RegisterSchema(ctx, fmt.Sprintf("bench-%d", i), sr.Schema{Schema: schema}, -1, -1); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("register-existing", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := client.RegisterSchema(ctx, "bench-value", sr.Schema{Schema: avroUserV1}, -1, -1); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
