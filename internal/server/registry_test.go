@@ -436,3 +436,31 @@ func BenchmarkRegistry(b *testing.B) {
 		}
 	})
 }
+
+// TestRegistryKafkaJS runs @kafkajs/confluent-schema-registry with kafkajs
+// against a real node (testdata/registry_kafkajs.js) for Avro, JSON Schema
+// and Protobuf. REGISTRY_NODE_PATH names a node_modules directory holding
+// kafkajs and @kafkajs/confluent-schema-registry.
+func TestRegistryKafkaJS(t *testing.T) {
+	modules := os.Getenv("REGISTRY_NODE_PATH")
+	probe := exec.Command("node", "-e", "require('kafkajs'); require('@kafkajs/confluent-schema-registry')")
+	probe.Env = append(os.Environ(), "NODE_PATH="+modules)
+	if out, err := probe.CombinedOutput(); err != nil {
+		t.Skipf("node lacks kafkajs and @kafkajs/confluent-schema-registry (npm install them; set REGISTRY_NODE_PATH to their node_modules): %s", out)
+	}
+	tn := startTestNode(t, "schema.registry.listeners=http://127.0.0.1:0", "group.initial.rebalance.delay.ms=0")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	script := exec.CommandContext(ctx, "node", "testdata/registry_kafkajs.js", tn.addr(), registryURL(tn))
+	script.Env = append(os.Environ(), "NODE_PATH="+modules)
+	out, err := script.CombinedOutput()
+	t.Logf("%s", out)
+	if err != nil {
+		t.Fatalf("kafkajs: %v", err)
+	}
+	for _, want := range []string{"ok avro", "ok json", "ok protobuf"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("missing %q", want)
+		}
+	}
+}
