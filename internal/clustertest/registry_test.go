@@ -3,7 +3,9 @@ package clustertest
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -63,6 +65,19 @@ func checkRegistry(ctx context.Context, client *sr.Client, wantSubjects string) 
 	return nil
 }
 
+// waitForWriter waits until a write through each registry succeeds: the
+// writer election has settled. The write, the global level set to its
+// default, changes nothing else.
+func waitForWriter(ctx context.Context, t *testing.T, ports ...int) {
+	t.Helper()
+	for _, port := range ports {
+		client := registryAt(t, port)
+		WaitFor(t, 60*time.Second, func() error {
+			return client.SetCompatibility(ctx, sr.SetCompatibility{Level: sr.CompatBackward})[0].Err
+		})
+	}
+}
+
 func registerAll(ctx context.Context, t *testing.T, client *sr.Client) {
 	t.Helper()
 	for fields := 1; fields <= 3; fields++ {
@@ -93,19 +108,21 @@ func TestRegistrySurvivesKillNine(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	client := registryAt(t, port)
-	WaitFor(t, 30*time.Second, func() error { _, err := client.Subjects(ctx); return err })
+	waitForWriter(ctx, t, port)
 	registerAll(ctx, t, client)
 	node.Kill()
 	node.Start()
 	WaitFor(t, 30*time.Second, func() error { return checkRegistry(ctx, client, "[a b]") })
 	next, err := client.CreateSchema(ctx, "c", sr.Schema{Schema: avroRecord("C", 1)})
 	if err != nil || next.ID != 4 {
+		t.Log(node.Log())
 		t.Fatalf("new schema after restart: %+v %v", next, err)
 	}
 }
 
 // TestRegistryClusterKillWriter writes through one node of three, reads
-// the same state from the others, kills the writer with SIGKILL, writes
+// the same state from the others, registers concurrently through all three
+// (one id per schema), kills the writer with SIGKILL, writes
 // through another node (no id collides) and finds everything on the
 // restarted node.
 func TestRegistryClusterKillWriter(t *testing.T) {
@@ -129,7 +146,17 @@ func TestRegistryClusterKillWriter(t *testing.T) {
 		}
 		return err
 	})
-	registerAll(ctx, t, writer)
+	waitForWriter(ctx, t, ports...)
+	func() {
+		defer func() {
+			if t.Failed() {
+				for _, node := range cluster.Nodes {
+					t.Log(node.Log())
+				}
+			}
+		}()
+		registerAll(ctx, t, writer)
+	}()
 	for _, port := range ports[1:] {
 		reader := registryAt(t, port)
 		WaitFor(t, 30*time.Second, func() error { return checkRegistry(ctx, reader, "[a b]") })
@@ -151,6 +178,49 @@ func TestRegistryClusterKillWriter(t *testing.T) {
 		}
 		return nil
 	})
+	// Concurrent registrations through every node: the same schema gets
+	// one id, different schemas different ids (writes go to one writer).
+	ids := make([]int, 6)
+	var wait sync.WaitGroup
+	for i := range ids {
+		wait.Add(1)
+		go func() {
+			defer wait.Done()
+			client := registryAt(t, ports[i%3])
+			schema := avroRecord("Same", 1)
+			if i >= 3 {
+				schema = avroRecord(fmt.Sprintf("Different%d", i), 1)
+			}
+			got, err := client.CreateSchema(ctx, fmt.Sprintf("concurrent-%d", i), sr.Schema{Schema: schema})
+			if err != nil {
+				t.Errorf("registration %d: %v", i, err)
+				return
+			}
+			ids[i] = got.ID
+		}()
+	}
+	wait.Wait()
+	if ids[0] != ids[1] || ids[1] != ids[2] || ids[3] == ids[4] || ids[4] == ids[5] || ids[3] == ids[5] || ids[3] == ids[0] {
+		t.Fatalf("concurrent ids across nodes: %v", ids)
+	}
+	for _, port := range ports {
+		subjects, err := registryAt(t, port).Subjects(ctx)
+		if err != nil || len(subjects) != 8 {
+			t.Fatalf("subjects on port %d: %v %v", port, subjects, err)
+		}
+	}
+	// Remove them again so the checks below see a and b only.
+	for i := range ids {
+		subject := fmt.Sprintf("concurrent-%d", i)
+		if _, err := writer.DeleteSubject(ctx, subject, sr.SoftDelete); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := writer.DeleteSubject(ctx, subject, sr.HardDelete); err != nil {
+			t.Fatal(err)
+		}
+	}
+	nextID := slices.Max(ids) + 1
+
 	cluster.Nodes[0].Kill()
 	second := registryAt(t, ports[1])
 	var next sr.SubjectSchema
@@ -159,8 +229,8 @@ func TestRegistryClusterKillWriter(t *testing.T) {
 		next, err = second.CreateSchema(ctx, "c", sr.Schema{Schema: avroRecord("C", 1)})
 		return err
 	})
-	if next.ID != 4 {
-		t.Fatalf("id after the writer died: %d, want 4", next.ID)
+	if next.ID != nextID {
+		t.Fatalf("id after the writer died: %d, want %d", next.ID, nextID)
 	}
 	cluster.Nodes[0].Start()
 	restarted := registryAt(t, ports[0])
@@ -169,7 +239,7 @@ func TestRegistryClusterKillWriter(t *testing.T) {
 			return err
 		}
 		got, err := restarted.SchemaByVersion(ctx, "c", 1)
-		if err != nil || got.ID != 4 {
+		if err != nil || got.ID != nextID {
 			return fmt.Errorf("c on the restarted node: %+v %v", got, err)
 		}
 		return nil

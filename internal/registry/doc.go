@@ -43,9 +43,17 @@
 // replication, acks and compaction applied by the broker, and the registry
 // keeps no second path into the log.
 //
-// One writer per node is enforced by a mutex. Writes from several nodes
-// are not yet forwarded to the leader of _schemas-0; until they are, point
-// writers at one node.
+// One writer for the cluster: every node's registry joins Confluent's
+// writer election, the group schema-registry with protocol type "sr"
+// (election.go; static membership per node.id, so a restarted node takes
+// its place back at once). The group leader names the writer in every
+// member's assignment; a node that is not the writer forwards writes to
+// the writer's URL (50003 when it cannot) and, once the write succeeded,
+// catches up before answering, so a client reads its own write from any
+// node. Reads are served by every node from its own replay. Within the
+// writer, a mutex serializes writes. The election is the group leader's
+// choice, not the leader of _schemas-0: the writer needs the other nodes'
+// URLs, which the group carries and the partition metadata does not.
 //
 // # Schema types
 //

@@ -31,13 +31,24 @@ func (r *Registry) Handler() http.Handler {
 	}
 	handle("GET /{$}", func(*http.Request) (any, error) { return map[string]any{}, nil })
 	handle("GET /subjects", r.listSubjects)
-	handle("POST /subjects/{subject}/versions", r.register)
+	write := func(pattern string, h func(*http.Request) (any, error)) {
+		mux.HandleFunc(pattern, func(w http.ResponseWriter, req *http.Request) {
+			if (req.Method == http.MethodPost || req.Method == http.MethodPut) && checkContentType(req) != nil {
+				r.serve(w, req, h) // answers 415 here, not at the writer
+				return
+			}
+			if !r.forwardIfNeeded(w, req) {
+				r.serve(w, req, h)
+			}
+		})
+	}
+	write("POST /subjects/{subject}/versions", r.register)
 	handle("POST /subjects/{subject}", r.lookup)
 	handle("GET /subjects/{subject}/versions", r.listVersions)
 	handle("GET /subjects/{subject}/versions/{version}", r.getVersion)
 	handle("GET /subjects/{subject}/versions/{version}/referencedby", r.referencedBy)
-	handle("DELETE /subjects/{subject}", r.deleteSubject)
-	handle("DELETE /subjects/{subject}/versions/{version}", r.deleteVersion)
+	write("DELETE /subjects/{subject}", r.deleteSubject)
+	write("DELETE /subjects/{subject}/versions/{version}", r.deleteVersion)
 	handle("GET /schemas", r.listSchemas)
 	handle("GET /schemas/types", func(*http.Request) (any, error) { return []string{typeJSON, typeProtobuf, typeAvro}, nil })
 	handle("GET /schemas/ids/{id}", r.getSchemaByID)
@@ -46,17 +57,17 @@ func (r *Registry) Handler() http.Handler {
 	handle("POST /compatibility/subjects/{subject}/versions/{version}", r.checkAgainstVersion)
 	handle("POST /compatibility/subjects/{subject}/versions", r.checkAgainstAll)
 	handle("GET /config", r.getGlobalConfig)
-	handle("PUT /config", r.putConfig)
-	handle("DELETE /config", r.deleteConfig)
+	write("PUT /config", r.putConfig)
+	write("DELETE /config", r.deleteConfig)
 	handle("GET /config/{subject}", r.getSubjectConfig)
-	handle("PUT /config/{subject}", r.putConfig)
-	handle("DELETE /config/{subject}", r.deleteConfig)
+	write("PUT /config/{subject}", r.putConfig)
+	write("DELETE /config/{subject}", r.deleteConfig)
 	handle("GET /mode", r.getMode)
-	handle("PUT /mode", r.putMode)
-	handle("DELETE /mode", r.deleteMode)
+	write("PUT /mode", r.putMode)
+	write("DELETE /mode", r.deleteMode)
 	handle("GET /mode/{subject}", r.getMode)
-	handle("PUT /mode/{subject}", r.putMode)
-	handle("DELETE /mode/{subject}", r.deleteMode)
+	write("PUT /mode/{subject}", r.putMode)
+	write("DELETE /mode/{subject}", r.deleteMode)
 	// Raw schema text routes answer the schema itself, not a JSON object.
 	mux.HandleFunc("GET /subjects/{subject}/versions/{version}/schema", func(w http.ResponseWriter, req *http.Request) {
 		r.serveRaw(w, req, r.getVersion)

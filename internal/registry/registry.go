@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -40,6 +41,12 @@ type Registry struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 	ready  chan struct{}
+	runContext context.Context
+	// election is nil until JoinElection; without one the registry writes
+	// itself.
+	election      *election
+	electionDone  chan struct{}
+	forwardClient *http.Client
 
 	// writeMu serializes this node's writes: each computes its records from
 	// the state caught up to the end of _schemas and waits until they are
@@ -92,13 +99,31 @@ func New(config Config) (*Registry, error) {
 	r.mu.state = newState()
 	r.mu.appliedChanged = make(chan struct{})
 	go r.run(ctx)
+	r.runContext = ctx
+	r.electionDone = make(chan struct{})
 	return r, nil
+}
+
+// JoinElection enters the writer election (Confluent's schema-registry
+// group) as scheme://host:port with a static membership instanceID unique
+// to the node, after which writes received while another
+// member is the writer are forwarded to it. Call it once, before serving.
+func (r *Registry) JoinElection(scheme, host string, port int, instanceID string) {
+	r.election = &election{client: r.client, instanceID: instanceID, self: identity{Version: 1, Host: host, Port: port, Scheme: scheme, MasterEligibility: true}, logger: r.logger}
+	r.forwardClient = &http.Client{Timeout: time.Duration(r.config.TimeoutMs) * time.Millisecond}
+	go func() {
+		defer close(r.electionDone)
+		r.election.run(r.runContext)
+	}()
 }
 
 // Close stops replay and closes the client.
 func (r *Registry) Close() {
 	r.cancel()
 	<-r.done
+	if r.election != nil {
+		<-r.electionDone
+	}
 	r.client.Close()
 }
 

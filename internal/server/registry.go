@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/samsa-streaming/samsa/internal/httpserve"
 	"github.com/samsa-streaming/samsa/internal/registry"
@@ -45,17 +47,29 @@ func (n *Node) startRegistry(logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	handler := &lateHandler{}
 	server, err := httpserve.Serve(httpserve.Config{
 		Name:             "schema registry",
 		Listeners:        listeners,
 		MaxBodyBytes:     maxBodyBytes,
 		ErrorContentType: registry.ContentType,
 		Logger:           logger,
-	}, reg.Handler())
+	}, handler)
 	if err != nil {
 		reg.Close()
 		return fmt.Errorf("schema.registry.listeners %s: %w", raw, err)
 	}
+	// Every node is a candidate writer; the others forward their writes.
+	bound := server.Addrs()[0].(*net.TCPAddr)
+	host := bound.IP.String()
+	if bound.IP.IsUnspecified() {
+		host = "127.0.0.1"
+		if len(n.cfg.AdvertisedListeners) > 0 && n.cfg.AdvertisedListeners[0].Host != "" {
+			host = n.cfg.AdvertisedListeners[0].Host
+		}
+	}
+	reg.JoinElection(listeners[0].Scheme, host, bound.Port, fmt.Sprintf("samsa-schema-registry-%d", n.cfg.NodeID))
+	handler.set(reg.Handler())
 	n.registry = &registryService{registry: reg, server: server}
 	for _, a := range server.Addrs() {
 		logger.Info("schema registry listening", "address", a.String())
@@ -86,4 +100,20 @@ func (n *Node) RegistryAddrs() []net.Addr {
 		return nil
 	}
 	return n.registry.server.Addrs()
+}
+
+// lateHandler serves 503 until set: the listener is bound before the
+// registry knows its own port, which it advertises in the election.
+type lateHandler struct {
+	handler atomic.Pointer[http.Handler]
+}
+
+func (h *lateHandler) set(handler http.Handler) { h.handler.Store(&handler) }
+
+func (h *lateHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if handler := h.handler.Load(); handler != nil {
+		(*handler).ServeHTTP(w, r)
+		return
+	}
+	httpserve.WriteError(w, http.StatusServiceUnavailable, registry.ContentType, 50002, "starting")
 }
