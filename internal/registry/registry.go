@@ -34,13 +34,13 @@ type Config struct {
 
 // Registry serves the registry's state, read from _schemas, and writes it.
 type Registry struct {
-	config Config
-	client *kgo.Client
-	admin  *kadm.Client
-	logger *slog.Logger
-	cancel context.CancelFunc
-	done   chan struct{}
-	ready  chan struct{}
+	config     Config
+	client     *kgo.Client
+	admin      *kadm.Client
+	logger     *slog.Logger
+	cancel     context.CancelFunc
+	done       chan struct{}
+	ready      chan struct{}
 	runContext context.Context
 	// election is nil until JoinElection; without one the registry writes
 	// itself.
