@@ -1,7 +1,10 @@
 package registry
 
 import (
+	"encoding/json"
 	"testing"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // FuzzDecodeRecord feeds arbitrary _schemas keys and values to the decoder
@@ -58,6 +61,28 @@ func FuzzParseSchema(f *testing.F) {
 		}
 		if _, err := parseSchema(schemaType, parsed.canonical(), nil); err != nil {
 			t.Fatalf("the canonical form does not parse: %v", err)
+		}
+	})
+}
+
+// FuzzElectionAssign feeds arbitrary member metadata, as JoinGroup
+// delivers it from other members, to the writer choice and decodes the
+// assignment every member would receive.
+func FuzzElectionAssign(f *testing.F) {
+	f.Add([]byte(`{"version":1,"host":"h","port":8081,"scheme":"http","master_eligibility":true}`), []byte(`{"master_eligibility":false}`))
+	f.Add([]byte(`null`), []byte(`{`))
+	f.Fuzz(func(t *testing.T, first, second []byte) {
+		members := []kmsg.JoinGroupResponseMember{{MemberID: "b", ProtocolMetadata: first}, {MemberID: "a", ProtocolMetadata: second}}
+		out := assign(members)
+		if len(out) != 2 {
+			t.Fatalf("%d assignments for 2 members", len(out))
+		}
+		var got assignment
+		if err := json.Unmarshal(out[0].MemberAssignment, &got); err != nil {
+			t.Fatalf("assignment does not decode: %v", err)
+		}
+		if got.Error == assignmentErrorNone && (got.MasterIdentity == nil || (got.Master != "a" && got.Master != "b")) {
+			t.Fatalf("bad assignment %+v", got)
 		}
 	})
 }
