@@ -22,12 +22,20 @@ func newServerCommand() *cobra.Command {
 		Use:   "server",
 		Short: "Run a Samsa node (broker and controller)",
 		Long: `Run a Samsa node. With no flags it starts a single combined broker and
-controller on 127.0.0.1:9092 with data in ./samsa-data.`,
+controller on 127.0.0.1:9092 with data in ./samsa-data, and the schema
+registry on http://127.0.0.1:8081.`,
 		Example: `  samsa server
   samsa server --config server.properties
   samsa server --override listeners=PLAINTEXT://127.0.0.1:19092 --override log.dirs=/tmp/samsa`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if configPath == "" && len(overrides) == 0 {
+				if _, set := os.LookupEnv(config.EnvName("schema.registry.listeners")); !set {
+					// The zero-config dev node serves the schema registry on
+					// Confluent's default port.
+					overrides = []string{"schema.registry.listeners=http://127.0.0.1:8081"}
+				}
+			}
 			cfg, warnings, err := config.Load(configPath, overrides, os.Environ())
 			if err != nil {
 				return err

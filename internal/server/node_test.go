@@ -16,13 +16,13 @@ import (
 
 // testNode is a real node on a free loopback port with its own data dir.
 type testNode struct {
-	t    *testing.T
+	t    testing.TB
 	dir  string
 	node *Node
 	over []string
 }
 
-func startTestNode(t *testing.T, overrides ...string) *testNode {
+func startTestNode(t testing.TB, overrides ...string) *testNode {
 	t.Helper()
 	tn := &testNode{t: t, dir: t.TempDir(), over: overrides}
 	tn.start()

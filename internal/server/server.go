@@ -64,6 +64,7 @@ type Node struct {
 	// metricsServer serves /metrics, /healthz and /readyz; nil when
 	// metrics.listener is empty.
 	metricsServer *metrics.Server
+	registry      *registryService // nil unless schema.registry.listeners is set
 	ready         atomic.Bool
 	// clientListeners are the listeners bound for clients, in the order of
 	// network.Server.Addrs.
@@ -346,6 +347,10 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 	go n.runLiveness(ctx)
 	go n.runLeaderRebalance(ctx)
 	n.network.OpenForClients()
+	if err := n.startRegistry(logging.component("registry")); err != nil {
+		n.Shutdown(context.Background())
+		return nil, err
+	}
 	n.ready.Store(true)
 	for _, a := range n.network.Addrs() {
 		n.logger.Info("samsa listening", "address", a.String(), "node.id", cfg.NodeID, "process.roles", cfg.ProcessRoles, "cluster.id", n.controller.Image().ClusterID, "log.dirs", cfg.LogDirs)
@@ -429,6 +434,7 @@ func (n *Node) Shutdown(ctx context.Context) error {
 		}
 		csCancel()
 	}
+	n.stopRegistry(ctx)
 	n.broker.BeginShutdown()
 	errNet := n.network.Shutdown(ctx)
 	if n.metricsServer != nil {
