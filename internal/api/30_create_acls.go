@@ -36,15 +36,7 @@ func handleCreateACLs(b *Broker, c *call, r kmsg.Request) {
 		}
 		c.reply(resp)
 	}
-	if !b.authorizing() {
-		failAll(kerr.SecurityDisabled, "No Authorizer is configured.")
-		return
-	}
-	if !b.authorizeCluster(c, opAlter) {
-		failAll(kerr.ClusterAuthorizationFailed, kerr.ClusterAuthorizationFailed.Message)
-		return
-	}
-	if b.forwarded(c, req) {
+	if !b.admitACLChange(c, req, failAll) {
 		return
 	}
 	bindings := make([]authz.Binding, len(req.Creations))
@@ -67,4 +59,22 @@ func handleCreateACLs(b *Broker, c *call, r kmsg.Request) {
 	}
 	b.auditACLChange(c, "create", len(bindings))
 	c.reply(resp)
+}
+
+// admitACLChange lets a CreateAcls or DeleteAcls request go on to the
+// controller here: it answers every item with fail and returns false when
+// no authorizer is configured (SECURITY_DISABLED) or the principal may not
+// ALTER the cluster, and returns false after forwarding the request when
+// this node is not the active controller.
+func (b *Broker) admitACLChange(c *call, req kmsg.Request, fail func(err *kerr.Error, message string)) bool {
+	switch {
+	case !b.authorizing():
+		fail(kerr.SecurityDisabled, "No Authorizer is configured.")
+	case !b.authorizeCluster(c, opAlter):
+		fail(kerr.ClusterAuthorizationFailed, kerr.ClusterAuthorizationFailed.Message)
+	case b.forwarded(c, req):
+	default:
+		return true
+	}
+	return false
 }

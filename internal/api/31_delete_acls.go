@@ -33,15 +33,7 @@ func handleDeleteACLs(b *Broker, c *call, r kmsg.Request) {
 		}
 		c.reply(resp)
 	}
-	if !b.authorizing() {
-		failAll(kerr.SecurityDisabled, "No Authorizer is configured.")
-		return
-	}
-	if !b.authorizeCluster(c, opAlter) {
-		failAll(kerr.ClusterAuthorizationFailed, kerr.ClusterAuthorizationFailed.Message)
-		return
-	}
-	if b.forwarded(c, req) {
+	if !b.admitACLChange(c, req, failAll) {
 		return
 	}
 	filters := make([]authz.Filter, len(req.Filters))
