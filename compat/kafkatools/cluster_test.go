@@ -39,16 +39,17 @@ func TestKafkaToolsAgainstThreeNodes(t *testing.T) {
 		out := mustTool(t, "", "kafka-reassign-partitions", "--bootstrap-server", b, "--reassignment-json-file", plan, "--execute")
 		mustContain(t, "execute", out, "Current partition replica assignment", `"replicas":[1,2]`,
 			"Successfully started partition reassignment for "+topic+"-0")
-		// --preserve-throttles: the throttle clearing --verify does otherwise
-		// alters every broker's config, which fails on samsa today (a
-		// broker-resource alter sent to one node is checked against
-		// another's id; a defect of the broker-config path).
-		waitTool(t, 60*time.Second, func(out string) error {
+		// Once the reassignment is complete --verify clears the replication
+		// throttles: it deletes the broker-level throttle rates on every
+		// broker (each BROKER resource sent to the broker it names) and the
+		// topic's throttled replica lists.
+		verified := waitTool(t, 60*time.Second, func(out string) error {
 			if !strings.Contains(out, "Reassignment of partition "+topic+"-0 is completed.") {
 				return fmt.Errorf("not completed")
 			}
 			return nil
-		}, "kafka-reassign-partitions", "--bootstrap-server", b, "--reassignment-json-file", plan, "--verify", "--preserve-throttles")
+		}, "kafka-reassign-partitions", "--bootstrap-server", b, "--reassignment-json-file", plan, "--verify")
+		mustContain(t, "verify", verified, "Clearing broker-level throttles on brokers 1,2,3", "Clearing topic-level throttles on topic "+topic)
 		waitFor(t, 30*time.Second, func() error {
 			if out := describe(); !strings.Contains(out, "Partition: 0\tLeader: 2\tReplicas: 2,3\tIsr: 2,3") {
 				return fmt.Errorf("partition 0 after the reassignment:\n%s", out)
