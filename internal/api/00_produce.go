@@ -157,10 +157,25 @@ func produce(b *Broker, c *call, req *kmsg.ProduceRequest) {
 		resp.Topics = append(resp.Topics, st)
 	}
 	if req.Acks == 0 {
-		c.req.Respond(network.NoResponse)
+		// An acks=0 producer reads no answer, so, as Kafka does, a failed
+		// partition closes the connection: the client sees it and refreshes
+		// its metadata instead of writing on into the void.
+		c.req.Respond(network.Response{None: true, Close: produceFailed(resp)})
 		return
 	}
 	b.replyProduce(c, req, resp)
+}
+
+// produceFailed reports whether any partition of resp has an error.
+func produceFailed(resp *kmsg.ProduceResponse) bool {
+	for _, t := range resp.Topics {
+		for _, p := range t.Partitions {
+			if p.ErrorCode != 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // resolveProduceTopicIDs names each topic of a v13+ request, which carries

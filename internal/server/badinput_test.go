@@ -247,6 +247,40 @@ func TestProduceBadBatches(t *testing.T) {
 	}
 }
 
+// TestProduceAcksZeroFailureClosesTheConnection: an acks=0 produce gets no
+// answer, so when a partition fails the broker closes the connection, as
+// Kafka does; one that succeeds keeps it open, and the node keeps serving.
+func TestProduceAcksZeroFailureClosesTheConnection(t *testing.T) {
+	tn := startTestNode(t, "auto.create.topics.enable=false")
+	mustCreateTopic(t, tn.admin(), "acks0", 1, nil)
+	produce := func(rc *rawConn, topic string) {
+		req := kmsg.NewPtrProduceRequest()
+		req.Acks, req.TimeoutMillis = 0, 5000
+		rt := kmsg.NewProduceRequestTopic()
+		rt.Topic = topic
+		rp := kmsg.NewProduceRequestTopicPartition()
+		rp.Records = validBatch("fire and forget")
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		rc.request(req, 9)
+	}
+	rc := dialRaw(t, tn)
+	produce(rc, "acks0")
+	// The connection is still open: the next request is answered.
+	rc.request(kmsg.NewPtrApiVersionsRequest(), 3)
+	versions := kmsg.NewPtrApiVersionsResponse()
+	rc.response(versions, 3)
+	if versions.ErrorCode != 0 {
+		t.Fatalf("ApiVersions after a good acks=0 produce: error %d", versions.ErrorCode)
+	}
+	produce(rc, "no-such-topic")
+	rc.expectClosed()
+	stillServes(t, tn)
+	if recs := consumeAll(t, tn, "acks0", 1); len(recs) != 1 || string(recs[0].Value) != "fire and forget" {
+		t.Fatalf("acks0 holds %d records, want the one good record", len(recs))
+	}
+}
+
 func TestCreateTopicErrors(t *testing.T) {
 	tn := startTestNode(t)
 	adm := tn.admin()
