@@ -21,6 +21,7 @@
 //
 // Authentication: Config.Authenticator, when set, is asked for every request
 // before the handler runs and either names the principal or refuses with
-// 401. When it is nil every request runs as the anonymous principal; nothing
+// 401 (WWW-Authenticate: Basic realm="samsa" unless Config.Realm says
+// otherwise, error code 40101 "Unauthorized"). When it is nil every request runs as the anonymous principal; nothing
 // here pretends to check credentials.
 package httpserve

@@ -28,6 +28,10 @@ type refuseAll struct{}
 
 func (refuseAll) Authenticate(*http.Request) (Principal, error) { return "", errors.New("no") }
 
+type acceptAll struct{}
+
+func (acceptAll) Authenticate(*http.Request) (Principal, error) { return "User:alice", nil }
+
 func TestServeBoundsBodyAndAuthenticates(t *testing.T) {
 	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var v map[string]any
@@ -81,8 +85,26 @@ func TestServeBoundsBodyAndAuthenticates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != 401 || resp.Header.Get("WWW-Authenticate") == "" {
-		t.Fatalf("refused: %d %v", resp.StatusCode, resp.Header)
+	if resp.StatusCode != 401 || resp.Header.Get("WWW-Authenticate") != `Basic realm="samsa"` ||
+		!strings.Contains(string(body), `"error_code":40101`) || !strings.Contains(string(body), `"message":"Unauthorized"`) {
+		t.Fatalf("refused: %d %v %s", resp.StatusCode, resp.Header, body)
+	}
+
+	// The authenticated principal reaches the handler.
+	accepting, err := Serve(Config{Name: "test", Listeners: []Listener{{Scheme: "http", Address: "127.0.0.1:0"}}, Authenticator: acceptAll{}}, handler)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer accepting.Shutdown(context.Background())
+	resp, err = http.Post("http://"+accepting.Addrs()[0].String(), "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), "User:alice") {
+		t.Fatalf("accepted: %d %s", resp.StatusCode, body)
 	}
 }

@@ -20,6 +20,9 @@ const (
 	DefaultIdleTimeout       = 120 * time.Second
 )
 
+// DefaultRealm is the realm a 401 answer names when Config.Realm is empty.
+const DefaultRealm = "samsa"
+
 // Principal names who sent a request, in Kafka's "User:name" form.
 type Principal string
 
@@ -50,6 +53,9 @@ type Config struct {
 	// Authenticator, when set, runs before every request; nil lets every
 	// request through as Anonymous.
 	Authenticator Authenticator
+	// Realm is the realm of the 401 answer's WWW-Authenticate header;
+	// empty means DefaultRealm.
+	Realm string
 	// ErrorContentType is the content type of the 401 answer.
 	ErrorContentType string
 	Logger           *slog.Logger
@@ -93,6 +99,9 @@ func Serve(config Config, handler http.Handler) (*Server, error) {
 	}
 	if config.IdleTimeout <= 0 {
 		config.IdleTimeout = DefaultIdleTimeout
+	}
+	if config.Realm == "" {
+		config.Realm = DefaultRealm
 	}
 	if config.Logger == nil {
 		config.Logger = slog.Default()
@@ -147,8 +156,8 @@ func (s *Server) wrap(handler http.Handler) http.Handler {
 		if s.config.Authenticator != nil {
 			p, err := s.config.Authenticator.Authenticate(r)
 			if err != nil {
-				w.Header().Set("WWW-Authenticate", `Basic realm="`+s.config.Name+`"`)
-				WriteError(w, http.StatusUnauthorized, s.config.ErrorContentType, 40101, "unauthorized")
+				w.Header().Set("WWW-Authenticate", `Basic realm="`+s.config.Realm+`"`)
+				WriteError(w, http.StatusUnauthorized, s.config.ErrorContentType, 40101, "Unauthorized")
 				return
 			}
 			principal = p

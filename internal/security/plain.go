@@ -65,17 +65,36 @@ func (e *plainExchange) next(token []byte) ([]byte, *outcome, error) {
 }
 
 func (e *plainExchange) passwordMatches(user, password string) bool {
-	if expected, ok := e.users[user]; ok {
+	return plainPasswordMatches(e.users, e.credentials, user, password)
+}
+
+// CheckPlainPassword checks a user name and password exactly as a PLAIN
+// exchange does, against JAAS users and then SCRAM credentials, for
+// callers that receive them another way (HTTP basic auth). It returns nil
+// or ErrAuthenticationFailed, the same for an unknown user and a wrong
+// password.
+func CheckPlainPassword(users map[string]string, credentials CredentialStore, user, password string) error {
+	if user == "" || password == "" || len(user) > maxPlainFieldBytes || len(password) > maxPlainFieldBytes {
+		return ErrAuthenticationFailed
+	}
+	if !plainPasswordMatches(users, credentials, user, password) {
+		return ErrAuthenticationFailed
+	}
+	return nil
+}
+
+func plainPasswordMatches(users map[string]string, credentials CredentialStore, user, password string) bool {
+	if expected, ok := users[user]; ok {
 		if subtle.ConstantTimeCompare([]byte(expected), []byte(password)) == 1 {
 			return true
 		}
 	}
-	if e.credentials == nil {
+	if credentials == nil {
 		return false
 	}
 	found := false
 	for _, m := range []ScramMechanism{ScramSHA512, ScramSHA256} {
-		credential, ok := e.credentials.ScramCredential(user, m)
+		credential, ok := credentials.ScramCredential(user, m)
 		if !ok {
 			continue
 		}

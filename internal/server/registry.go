@@ -47,11 +47,17 @@ func (n *Node) startRegistry(logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	authenticator, err := registryAuthenticator(n.cfg, n.controller.Image)
+	if err != nil {
+		reg.Close()
+		return err
+	}
 	handler := &lateHandler{}
 	server, err := httpserve.Serve(httpserve.Config{
 		Name:             "schema registry",
 		Listeners:        listeners,
 		MaxBodyBytes:     maxBodyBytes,
+		Authenticator:    authenticator,
 		ErrorContentType: registry.ContentType,
 		Logger:           logger,
 	}, handler)

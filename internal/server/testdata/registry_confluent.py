@@ -1,9 +1,10 @@
 """confluent-kafka-python's SchemaRegistryClient and its Avro, JSON Schema
 and Protobuf serializers against a Samsa node: each produces a record through
 Samsa with its serializer (registering the schema) and a consumer reads it
-back and deserializes it. Usage: registry_confluent.py BOOTSTRAP REGISTRY_URL [FORMATS], FORMATS a
-comma-separated subset of avro,json,protobuf (Debian's package has no
-fastavro, so its run leaves Avro out).
+back and deserializes it. Usage: registry_confluent.py BOOTSTRAP REGISTRY_URL [FORMATS [USER:PASSWORD]],
+FORMATS a comma-separated subset of avro,json,protobuf (Debian's package has
+no fastavro, so its run leaves Avro out); USER:PASSWORD, when given, is sent
+as HTTP basic auth (basic.auth.user.info).
 Prints one "ok <format>" line per format; exits non-zero on any failure."""
 
 import sys
@@ -19,7 +20,10 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
 bootstrap, registry_url = sys.argv[1], sys.argv[2]
 wanted = sys.argv[3].split(",") if len(sys.argv) > 3 else ["avro", "json", "protobuf"]
-registry = SchemaRegistryClient({"url": registry_url})
+registry_config = {"url": registry_url}
+if len(sys.argv) > 4:
+    registry_config["basic.auth.user.info"] = sys.argv[4]
+registry = SchemaRegistryClient(registry_config)
 
 AVRO = '{"type":"record","name":"Reading","namespace":"py","fields":[{"name":"sensor","type":"string"},{"name":"value","type":"double"}]}'
 JSON = '{"type":"object","title":"Reading","properties":{"sensor":{"type":"string"},"value":{"type":"number"}},"required":["sensor"]}'
