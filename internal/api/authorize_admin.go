@@ -133,15 +133,13 @@ func (b *Broker) authorizeAlterConfigs(c *call, req *kmsg.AlterConfigsRequest) {
 		return
 	}
 	var denied []kmsg.AlterConfigsResponseResource
-	req.Resources = slices.DeleteFunc(req.Resources, func(rr kmsg.AlterConfigsRequestResource) bool {
-		code := b.authorizeConfigResource(c, opAlterConfigs, rr.ResourceType, rr.ResourceName)
-		if code == nil {
-			return false
-		}
+	req.Resources, denied = withholdDenied(req.Resources, func(rr kmsg.AlterConfigsRequestResource) (kmsg.AlterConfigsResponseResource, bool) {
 		sr := kmsg.NewAlterConfigsResponseResource()
-		sr.ResourceType, sr.ResourceName, sr.ErrorCode, sr.ErrorMessage = rr.ResourceType, rr.ResourceName, code.Code, strptr(code.Message)
-		denied = append(denied, sr)
-		return true
+		code := b.authorizeConfigResource(c, opAlterConfigs, rr.ResourceType, rr.ResourceName)
+		if code != nil {
+			sr.ResourceType, sr.ResourceName, sr.ErrorCode, sr.ErrorMessage = rr.ResourceType, rr.ResourceName, code.Code, strptr(code.Message)
+		}
+		return sr, code != nil
 	})
 	if len(denied) > 0 {
 		c.amend = func(r kmsg.Response) {
@@ -157,15 +155,13 @@ func (b *Broker) authorizeIncrementalAlterConfigs(c *call, req *kmsg.Incremental
 		return
 	}
 	var denied []kmsg.IncrementalAlterConfigsResponseResource
-	req.Resources = slices.DeleteFunc(req.Resources, func(rr kmsg.IncrementalAlterConfigsRequestResource) bool {
-		code := b.authorizeConfigResource(c, opAlterConfigs, rr.ResourceType, rr.ResourceName)
-		if code == nil {
-			return false
-		}
+	req.Resources, denied = withholdDenied(req.Resources, func(rr kmsg.IncrementalAlterConfigsRequestResource) (kmsg.IncrementalAlterConfigsResponseResource, bool) {
 		sr := kmsg.NewIncrementalAlterConfigsResponseResource()
-		sr.ResourceType, sr.ResourceName, sr.ErrorCode, sr.ErrorMessage = rr.ResourceType, rr.ResourceName, code.Code, strptr(code.Message)
-		denied = append(denied, sr)
-		return true
+		code := b.authorizeConfigResource(c, opAlterConfigs, rr.ResourceType, rr.ResourceName)
+		if code != nil {
+			sr.ResourceType, sr.ResourceName, sr.ErrorCode, sr.ErrorMessage = rr.ResourceType, rr.ResourceName, code.Code, strptr(code.Message)
+		}
+		return sr, code != nil
 	})
 	if len(denied) > 0 {
 		c.amend = func(r kmsg.Response) {
@@ -173,6 +169,21 @@ func (b *Broker) authorizeIncrementalAlterConfigs(c *call, req *kmsg.Incremental
 			resp.Resources = append(resp.Resources, denied...)
 		}
 	}
+}
+
+// withholdDenied keeps the items refuse lets through and returns, for the
+// others, the answers refuse built, which the handler adds to its response
+// (c.amend) so that the coordinator or controller never sees them.
+func withholdDenied[Item, Answer any](items []Item, refuse func(Item) (Answer, bool)) ([]Item, []Answer) {
+	var answers []Answer
+	kept := slices.DeleteFunc(items, func(item Item) bool {
+		answer, refused := refuse(item)
+		if refused {
+			answers = append(answers, answer)
+		}
+		return refused
+	})
+	return kept, answers
 }
 
 // authorizeCreateTopics needs CREATE on the cluster or on each topic
