@@ -171,6 +171,19 @@ func (b *Broker) authorizeIncrementalAlterConfigs(c *call, req *kmsg.Incremental
 	}
 }
 
+// splitAllowed keeps, in place, the items allowed lets through and returns
+// the others apart.
+func splitAllowed[Item any](items []Item, allowed func(Item) bool) (kept, denied []Item) {
+	kept = slices.DeleteFunc(items, func(item Item) bool {
+		if allowed(item) {
+			return false
+		}
+		denied = append(denied, item)
+		return true
+	})
+	return kept, denied
+}
+
 // withholdDenied keeps the items refuse lets through and returns, for the
 // others, the answers refuse built, which the handler adds to its response
 // (c.amend) so that the coordinator or controller never sees them.

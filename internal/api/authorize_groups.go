@@ -21,13 +21,7 @@ func (b *Broker) authorizeDeleteGroups(c *call, req *kmsg.DeleteGroupsRequest) {
 		return
 	}
 	var denied []string
-	req.Groups = slices.DeleteFunc(req.Groups, func(g string) bool {
-		if b.authorize(c, opDelete, resGroup, g) {
-			return false
-		}
-		denied = append(denied, g)
-		return true
-	})
+	req.Groups, denied = splitAllowed(req.Groups, func(g string) bool { return b.authorize(c, opDelete, resGroup, g) })
 	if len(denied) == 0 {
 		return
 	}
@@ -46,13 +40,7 @@ func (b *Broker) authorizeDeleteGroups(c *call, req *kmsg.DeleteGroupsRequest) {
 func (b *Broker) authorizeDescribeGroups(c *call, req *kmsg.DescribeGroupsRequest) {
 	var denied []string
 	if b.authorizing() {
-		req.Groups = slices.DeleteFunc(req.Groups, func(g string) bool {
-			if b.authorize(c, opDescribe, resGroup, g) {
-				return false
-			}
-			denied = append(denied, g)
-			return true
-		})
+		req.Groups, denied = splitAllowed(req.Groups, func(g string) bool { return b.authorize(c, opDescribe, resGroup, g) })
 	}
 	if len(denied) == 0 && !req.IncludeAuthorizedOperations {
 		return
@@ -103,12 +91,9 @@ func (b *Broker) authorizeOffsetCommit(c *call, req *kmsg.OffsetCommitRequest) b
 	}
 	readable := b.topicChecker(c, opRead)
 	var denied []kmsg.OffsetCommitRequestTopic
-	req.Topics = slices.DeleteFunc(req.Topics, func(t kmsg.OffsetCommitRequestTopic) bool {
-		if name, known := b.topicNameOf(t.Topic, t.TopicID); !known || readable.allowed(name) {
-			return false
-		}
-		denied = append(denied, t)
-		return true
+	req.Topics, denied = splitAllowed(req.Topics, func(t kmsg.OffsetCommitRequestTopic) bool {
+		name, known := b.topicNameOf(t.Topic, t.TopicID)
+		return !known || readable.allowed(name)
 	})
 	if len(denied) > 0 {
 		c.amend = func(r kmsg.Response) {
@@ -272,13 +257,7 @@ func (b *Broker) authorizeConsumerGroupHeartbeat(c *call, req *kmsg.ConsumerGrou
 func (b *Broker) authorizeConsumerGroupDescribe(c *call, req *kmsg.ConsumerGroupDescribeRequest) {
 	var denied []string
 	if b.authorizing() {
-		req.Groups = slices.DeleteFunc(req.Groups, func(g string) bool {
-			if b.authorize(c, opDescribe, resGroup, g) {
-				return false
-			}
-			denied = append(denied, g)
-			return true
-		})
+		req.Groups, denied = splitAllowed(req.Groups, func(g string) bool { return b.authorize(c, opDescribe, resGroup, g) })
 	}
 	if len(denied) == 0 && !req.IncludeAuthorizedOperations {
 		return
