@@ -64,6 +64,9 @@ type Broker struct {
 	// Loggers, when set, are the loggers BROKER_LOGGER configs describe
 	// and change.
 	Loggers RuntimeLoggers
+	// LogDirMoverWake, when set, wakes the driver of replica moves between
+	// log dirs (AlterReplicaLogDirs).
+	LogDirMoverWake func()
 	// Metrics, when set, counts bytes and records in and out per topic.
 	Metrics *metrics.Metrics
 	// Authorization is the authorizer (authorize.go); nil when

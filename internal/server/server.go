@@ -69,6 +69,8 @@ type Node struct {
 	// clientListeners are the listeners bound for clients, in the order of
 	// network.Server.Addrs.
 	clientListeners []config.Listener
+	// logDirMover copies replicas between log dirs (logdir_mover.go).
+	logDirMover *logDirMover
 }
 
 // Options are the parts of a node that are not configuration.
@@ -336,6 +338,7 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 		logs.Start(ctx)
 		n.startTransactionTimers(ctx)
 		go n.runISRChecks(ctx)
+		n.startLogDirMover(ctx)
 		if err := n.startTier(ctx); err != nil {
 			cancel()
 			n.network.Shutdown(context.Background())
@@ -448,6 +451,7 @@ func (n *Node) Shutdown(ctx context.Context) error {
 	if n.replicas != nil {
 		n.replicas.Shutdown()
 	}
+	n.stopLogDirMover()
 	errSnapshots := n.partitions.WriteSnapshots()
 	n.activeController.close()
 	errQuorum := n.stopMetadata()
