@@ -279,6 +279,10 @@ func (m *Manager) ReplaceCurrentWithFuture(tp TopicPartition) (*Log, error) {
 		return nil, err
 	}
 	l.UpdateHighWatermark(min(highWatermark, l.LogEndOffset()))
+	// Retention stays held back by what the remote tier holds, until the
+	// next tier task tells the new log itself.
+	l.remote.copiedOffset.Store(current.log.remote.copiedOffset.Load())
+	l.remote.guarded.Store(current.log.remote.guarded.Load())
 	m.mu.logs[tp] = &managedLog{log: l, logDir: future.logDir}
 	return l, nil
 }
