@@ -11,10 +11,15 @@ package api
 //     INVALID_REQUEST. Broker logger resources (this node's id) list this
 //     node's loggers ("root" and each component) with their levels, source
 //     DYNAMIC_BROKER_LOGGER_CONFIG.
+//   - Client-metrics resources (KIP-714) list the subscription's stored
+//     configs only, source CLIENT_METRICS_CONFIG, no type, as Kafka does;
+//     an unknown subscription lists none, an empty name answers
+//     INVALID_REQUEST.
 //   - A null config_names asks for every config; synonyms (v1+) and
 //     documentation (v3+) only when asked.
 
 import (
+	"sort"
 	"strconv"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -64,6 +69,13 @@ func handleDescribeConfigs(b *Broker, c *call, r kmsg.Request) {
 				break
 			}
 			entries = b.describeBrokerLoggers()
+		case kmsg.ConfigResourceTypeClientMetrics:
+			if rr.ResourceName == "" {
+				sr.ErrorCode = kerr.InvalidRequest.Code
+				sr.ErrorMessage = strptr("Client metrics subscription name must not be empty")
+				break
+			}
+			entries = describeClientMetrics(img.Configs(metadata.ResourceClientMetrics, rr.ResourceName))
 		default:
 			sr.ErrorCode = kerr.InvalidRequest.Code
 			sr.ErrorMessage = strptr("unsupported resource type " + strconv.Itoa(int(rr.ResourceType)))
@@ -93,4 +105,19 @@ func handleDescribeConfigs(b *Broker, c *call, r kmsg.Request) {
 		resp.Resources = append(resp.Resources, sr)
 	}
 	c.reply(resp)
+}
+
+// describeClientMetrics lists a subscription's stored configs, by name.
+func describeClientMetrics(configs map[string]string) []config.ConfigEntry {
+	names := make([]string, 0, len(configs))
+	for name := range configs {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	entries := make([]config.ConfigEntry, 0, len(names))
+	for _, name := range names {
+		v := configs[name]
+		entries = append(entries, config.ConfigEntry{Name: name, Value: &v, Source: kmsg.ConfigSourceClientMetricsConfig})
+	}
+	return entries
 }

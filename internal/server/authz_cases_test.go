@@ -395,6 +395,9 @@ func matrixCases(principal string) []matrixCase {
 		{name: "DescribeLogDirs", acls: acls(cluster(authz.OpDescribe)), denied: kerr.ClusterAuthorizationFailed,
 			build: func(*matrixEnv) kmsg.Request { return kmsg.NewPtrDescribeLogDirsRequest() },
 			code:  func(r kmsg.Response) int16 { return r.(*kmsg.DescribeLogDirsResponse).ErrorCode }},
+		{name: "ListConfigResources", acls: acls(cluster(authz.OpDescribeConfigs)), denied: kerr.ClusterAuthorizationFailed,
+			build: func(*matrixEnv) kmsg.Request { return kmsg.NewPtrListConfigResourcesRequest() },
+			code:  func(r kmsg.Response) int16 { return r.(*kmsg.ListConfigResourcesResponse).ErrorCode }},
 		{name: "AlterReplicaLogDirs", acls: acls(cluster(authz.OpAlter)), denied: kerr.ClusterAuthorizationFailed,
 			build: func(*matrixEnv) kmsg.Request {
 				req := kmsg.NewPtrAlterReplicaLogDirsRequest()

@@ -222,6 +222,7 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 	n.partitions = partition.NewManager(cfg.NodeID, logs, n.topicConfig, []string{controller.MetadataTopic}, logging.component("log"))
 	n.broker.Partitions = n.partitions
 	n.broker.ForwardToController = n.activeController.request
+	n.setupTelemetry()
 	n.partitions.SetProducerIDExpirationMs(int64(cfg.ProducerIDExpirationMs))
 	groupCfg := group.DefaultConfig()
 	groupCfg.OffsetsTopicNumPartitions = cfg.OffsetsTopicNumPartitions
@@ -348,6 +349,7 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 		}
 	}
 	go n.runLiveness(ctx)
+	go n.runTelemetryExpiry(ctx)
 	go n.runLeaderRebalance(ctx)
 	n.network.OpenForClients()
 	if err := n.startRegistry(logging.component("registry")); err != nil {
