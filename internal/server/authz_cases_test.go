@@ -409,7 +409,9 @@ func matrixCases(principal string) []matrixCase {
 				req.Dirs = append(req.Dirs, d)
 				return req
 			},
-			code: func(r kmsg.Response) int16 { return r.(*kmsg.AlterReplicaLogDirsResponse).Topics[0].Partitions[0].ErrorCode }},
+			code: func(r kmsg.Response) int16 {
+				return r.(*kmsg.AlterReplicaLogDirsResponse).Topics[0].Partitions[0].ErrorCode
+			}},
 		{name: "CreatePartitions", acls: acls(allow(principal, authz.ResourceTopic, "authz-grow", authz.OpAlter)), denied: kerr.TopicAuthorizationFailed,
 			build: func(*matrixEnv) kmsg.Request {
 				req := kmsg.NewPtrCreatePartitionsRequest()
