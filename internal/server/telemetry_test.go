@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
 
+	"github.com/samsa-streaming/samsa/internal/kafkaref"
 	"github.com/samsa-streaming/samsa/internal/record"
 	"github.com/samsa-streaming/samsa/internal/telemetry"
 )
@@ -264,4 +265,51 @@ func TestClientTelemetryConfluentPython(t *testing.T) {
 		t.Fatalf("pushed series lack the client software name: %v", pushed[:min(len(pushed), 5)])
 	}
 	t.Logf("%d series from confluent-kafka-python, e.g. %s", len(pushed), pushed[0])
+}
+
+// TestClientTelemetryJavaClient lets Apache Kafka's Java producer (4.4)
+// produce under a subscription matching its software name and waits until
+// its pushed metrics are on /metrics.
+func TestClientTelemetryJavaClient(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	classpath, err := kafkaref.Classpath(ctx)
+	if errors.Is(err, kafkaref.ErrUnavailable) && os.Getenv("SAMSA_REQUIRE_KAFKA") == "" {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	tn := startTestNode(t)
+	s := func(v string) *string { return &v }
+	if err := alterClientMetrics(t, tn, "java", map[string]*string{"metrics": s("org.apache.kafka.producer."), "interval.ms": s("500"),
+		"match": s("client_software_name=apache-kafka-java,client_id=telemetry-java")}); err != nil {
+		t.Fatal(err)
+	}
+	mustCreateTopic(t, tn.admin(), "telemetry", 1, nil)
+	cmd := exec.CommandContext(ctx, "java", "-Xmx256m", "-XX:+UseSerialGC", "-cp", classpath, "testdata/TelemetryProducer.java", tn.addr(), "telemetry", "telemetry-java")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var pushed []string
+	waitFor(t, 90*time.Second, "the Java client's metrics on /metrics", func() bool {
+		pushed = pushed[:0]
+		for series := range scrape(t, tn) {
+			if strings.HasPrefix(series, telemetry.MetricPrefix+"org_apache_kafka_producer_") && strings.Contains(series, `client_software_name="apache-kafka-java"`) {
+				pushed = append(pushed, series)
+			}
+		}
+		return len(pushed) > 0
+	})
+	stdin.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("java producer: %v\n%s", err, out.String())
+	}
+	t.Logf("%d series from the Java client, e.g. %s", len(pushed), pushed[0])
 }
