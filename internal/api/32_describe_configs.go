@@ -12,7 +12,8 @@ package api
 //     node's loggers ("root" and each component) with their levels, source
 //     DYNAMIC_BROKER_LOGGER_CONFIG.
 //   - Client-metrics resources (KIP-714) list the subscription's stored
-//     configs only, source CLIENT_METRICS_CONFIG, no type, as Kafka does;
+//     configs only, source CLIENT_METRICS_CONFIG, with their types (LIST,
+//     INT), as Kafka 4.4 does;
 //     an unknown subscription lists none, an empty name answers
 //     INVALID_REQUEST.
 //   - A null config_names asks for every config; synonyms (v1+) and
@@ -27,6 +28,7 @@ import (
 
 	"github.com/samsa-streaming/samsa/internal/config"
 	"github.com/samsa-streaming/samsa/internal/metadata"
+	"github.com/samsa-streaming/samsa/internal/telemetry"
 )
 
 func init() { register(32, 1, 4, handleDescribeConfigs) }
@@ -117,7 +119,11 @@ func describeClientMetrics(configs map[string]string) []config.ConfigEntry {
 	entries := make([]config.ConfigEntry, 0, len(names))
 	for _, name := range names {
 		v := configs[name]
-		entries = append(entries, config.ConfigEntry{Name: name, Value: &v, Source: kmsg.ConfigSourceClientMetricsConfig})
+		typ := kmsg.ConfigTypeList // metrics, match
+		if name == telemetry.IntervalMsConfig {
+			typ = kmsg.ConfigTypeInt
+		}
+		entries = append(entries, config.ConfigEntry{Name: name, Value: &v, Source: kmsg.ConfigSourceClientMetricsConfig, Type: typ})
 	}
 	return entries
 }

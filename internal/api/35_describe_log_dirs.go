@@ -3,8 +3,9 @@ package api
 // DescribeLogDirs (key 35), versions 1-5.
 //
 // Behavior:
-//   - Lists every log dir with the size of each hosted partition in it; a
-//     null topic list means every topic. v4+ adds the dir's total and usable
+//   - Lists every log dir with the size of each replica in it, led or
+//     followed (as Kafka lists every log of the broker); a null topic list
+//     means every topic. v4+ adds the dir's total and usable
 //     bytes (statfs).
 //   - A replica moving to another dir (AlterReplicaLogDirs) is listed
 //     twice: in its current dir, and in the destination dir with is_future
@@ -42,21 +43,20 @@ func handleDescribeLogDirs(b *Broker, c *call, r kmsg.Request) {
 		wanted[t.Topic] = ps
 	}
 	byDir := map[string]map[string][]kmsg.DescribeLogDirsResponseDirTopicPartition{}
-	for _, p := range b.Partitions.All() {
+	for _, p := range b.Partitions.LogDirReplicas() {
 		if req.Topics != nil {
 			ps, ok := wanted[p.Topic]
-			if !ok || !ps[p.Index] {
+			if !ok || !ps[p.Partition] {
 				continue
 			}
 		}
-		dir := filepath.Dir(p.Log.Dir())
-		if byDir[dir] == nil {
-			byDir[dir] = map[string][]kmsg.DescribeLogDirsResponseDirTopicPartition{}
+		if byDir[p.Dir] == nil {
+			byDir[p.Dir] = map[string][]kmsg.DescribeLogDirsResponseDirTopicPartition{}
 		}
 		dp := kmsg.NewDescribeLogDirsResponseDirTopicPartition()
-		dp.Partition = p.Index
-		dp.Size = p.Log.Size()
-		byDir[dir][p.Topic] = append(byDir[dir][p.Topic], dp)
+		dp.Partition = p.Partition
+		dp.Size = p.Size
+		byDir[p.Dir][p.Topic] = append(byDir[p.Dir][p.Topic], dp)
 	}
 	for _, mv := range b.Partitions.LogDirMoves() {
 		if req.Topics != nil {

@@ -359,3 +359,25 @@ func (m *Manager) LogDirOnline(path string) bool {
 	dir, err := m.logs.ResolveDir(path)
 	return err == nil && m.logs.DirOnline(dir)
 }
+
+// LogDirReplica is one replica's current log, for DescribeLogDirs.
+type LogDirReplica struct {
+	Topic     string
+	Partition int32
+	// Dir is the log dir holding the log.
+	Dir  string
+	Size int64
+}
+
+// LogDirReplicas lists the current logs of every replica on this broker,
+// led or followed (the metadata log, which the quorum keeps, left out).
+func (m *Manager) LogDirReplicas() []LogDirReplica {
+	var out []LogDirReplica
+	for tp, l := range m.logs.All() {
+		if m.reserved[tp.Topic] {
+			continue
+		}
+		out = append(out, LogDirReplica{Topic: tp.Topic, Partition: tp.Partition, Dir: m.logs.LogDir(tp), Size: l.Size()})
+	}
+	return out
+}
