@@ -213,6 +213,16 @@ func (m *Manager) AbandonFuture(tp TopicPartition) {
 	}
 }
 
+// AbandonFutureLog deletes tp's future log if it is still l (and not one
+// created for a later move).
+func (m *Manager) AbandonFutureLog(tp TopicPartition, l *Log) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if ml, ok := m.mu.futures[tp]; ok && ml.log == l {
+		m.abandonFutureLocked(tp, ml)
+	}
+}
+
 func (m *Manager) abandonFutureLocked(tp TopicPartition, ml *managedLog) {
 	delete(m.mu.futures, tp)
 	path := filepath.Join(ml.logDir, suffixedDirName(tp, deleteDirSuffix))

@@ -115,9 +115,12 @@ func (m *Manager) StepMoves(maxBytes int32) (pending, swapped bool) {
 			continue // hosted again (or the future deleted) by a later Reconcile
 		}
 		caughtUp, err := copyToFuture(p.Log, future, maxBytes)
+		if errors.Is(err, log.ErrClosed) {
+			continue // the move was cancelled or the partition deleted meanwhile
+		}
 		if err != nil {
 			m.logger.Error("copying to the future log; abandoning the move", "partition", tp, "err", err)
-			m.logs.AbandonFuture(tp)
+			m.logs.AbandonFutureLog(tp, future)
 			continue
 		}
 		if !caughtUp {

@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -265,5 +266,32 @@ func FuzzDecodePayload(f *testing.F) {
 		if len(points) > 100 {
 			t.Fatalf("%d points past the bound", len(points))
 		}
+	})
+}
+
+// FuzzParseSubscription: any configs an IncrementalAlterConfigs carries
+// parse or fail with one of the two config errors, and what parses has
+// an interval in range and patterns only on known attributes.
+func FuzzParseSubscription(f *testing.F) {
+	f.Add("sub", "org.apache.kafka.producer.,*", "1000", "client_id=app.*,client_software_name=librdkafka")
+	f.Add("", "", "", "")
+	f.Add("s", " , ", "99", "client_id=(")
+	f.Fuzz(func(t *testing.T, name, metrics, interval, match string) {
+		s, err := ParseSubscription(name, map[string]string{MetricsConfig: metrics, IntervalMsConfig: interval, MatchConfig: match})
+		if err != nil {
+			if !errors.Is(err, ErrInvalidRequest) && !errors.Is(err, ErrInvalidConfig) {
+				t.Fatalf("unexpected error kind: %v", err)
+			}
+			return
+		}
+		if s.IntervalMs < minIntervalMs || s.IntervalMs > maxIntervalMs {
+			t.Fatalf("interval %d out of range", s.IntervalMs)
+		}
+		for attr := range s.Match {
+			if !slices.Contains(matchAttributes, attr) {
+				t.Fatalf("pattern on unknown attribute %q", attr)
+			}
+		}
+		s.Matches(map[string]string{ClientID: metrics})
 	})
 }
