@@ -19,6 +19,7 @@ import (
 	"net"
 	"strconv"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-streaming/samsa/internal/telemetry"
@@ -29,6 +30,11 @@ func init() { register(71, 0, 0, handleGetTelemetrySubscriptions) }
 func handleGetTelemetrySubscriptions(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.GetTelemetrySubscriptionsRequest)
 	resp := kmsg.NewPtrGetTelemetrySubscriptionsResponse()
+	if b.Telemetry == nil {
+		resp.ErrorCode = kerr.UnsupportedVersion.Code
+		c.reply(resp)
+		return
+	}
 	res := b.Telemetry.GetSubscriptions(req.ClientInstanceID, telemetryClient(c), b.Now().UnixMilli())
 	resp.ErrorCode = res.ErrorCode
 	if res.ErrorCode == 0 {

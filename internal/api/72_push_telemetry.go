@@ -18,6 +18,7 @@ package api
 //     not decompress or decode INVALID_RECORD.
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-streaming/samsa/internal/telemetry"
@@ -28,6 +29,11 @@ func init() { register(72, 0, 0, handlePushTelemetry) }
 func handlePushTelemetry(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.PushTelemetryRequest)
 	resp := kmsg.NewPtrPushTelemetryResponse()
+	if b.Telemetry == nil {
+		resp.ErrorCode = kerr.UnsupportedVersion.Code
+		c.reply(resp)
+		return
+	}
 	code, message := b.Telemetry.Push(telemetry.PushRequest{
 		ClientInstanceID: req.ClientInstanceID, SubscriptionID: req.SubscriptionID, Terminating: req.Terminating,
 		CompressionType: req.CompressionType, Metrics: req.Metrics,
