@@ -112,11 +112,11 @@ func handleIncrementalAlterConfigs(b *Broker, c *call, r kmsg.Request) {
 // clientMetricsChange applies IncrementalAlterConfigs operations to a
 // client-metrics subscription's configs.
 func clientMetricsChange(configs []kmsg.IncrementalAlterConfigsRequestResourceConfig) func(map[string]string) (map[string]string, error) {
-	ops := make([]telemetry.AlterOp, len(configs))
+	ops := make([]config.AlterOp, len(configs))
 	for j, op := range configs {
-		ops[j] = telemetry.AlterOp{Name: op.Name, Op: op.Op, Value: op.Value}
+		ops[j] = config.AlterOp{Name: op.Name, Op: op.Op, Value: op.Value}
 	}
 	return func(current map[string]string) (map[string]string, error) {
-		return telemetry.ApplyIncremental(current, ops)
+		return config.ApplyIncrementalFor(current, ops, telemetry.ListKey)
 	}
 }

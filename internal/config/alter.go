@@ -30,6 +30,16 @@ type AlterOp struct {
 // Keys and values are not validated here: pass the result to
 // ValidateTopicConfigs or Broker.WithDynamic. Unknown keys are not LIST keys.
 func ApplyIncremental(current map[string]string, ops []AlterOp) (map[string]string, error) {
+	return ApplyIncrementalFor(current, ops, func(name string) (string, bool) {
+		k, ok := lookupAny(name)
+		return k.Default, ok && k.Type == typeList
+	})
+}
+
+// ApplyIncrementalFor is ApplyIncremental for a resource type with keys of
+// its own (client-metrics subscriptions): listDefault reports whether name
+// is a LIST key, and its default.
+func ApplyIncrementalFor(current map[string]string, ops []AlterOp, listDefault func(name string) (string, bool)) (map[string]string, error) {
 	seen := make(map[string]bool, len(ops))
 	for _, op := range ops {
 		if seen[op.Name] {
@@ -52,14 +62,14 @@ func ApplyIncremental(current map[string]string, ops []AlterOp) (map[string]stri
 		case kmsg.IncrementalAlterConfigOpDelete:
 			delete(out, op.Name)
 		case kmsg.IncrementalAlterConfigOpAppend, kmsg.IncrementalAlterConfigOpSubtract:
-			k, ok := lookupAny(op.Name)
-			if !ok || k.Type != typeList {
+			listDefaultValue, ok := listDefault(op.Name)
+			if !ok {
 				return nil, &Error{Kind: ErrInvalidValue, Key: op.Name, Message: fmt.Sprintf(
 					"Can't %s to key %s because its type is not LIST.", op.Op, op.Name)}
 			}
 			base, overridden := out[op.Name]
 			if !overridden {
-				base = k.Default
+				base = listDefaultValue
 			}
 			elements := nonEmpty(strings.Split(base, ","))
 			for _, element := range strings.Split(*op.Value, ",") {

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // The keys of a CLIENT_METRICS config resource, as Kafka names them.
@@ -141,55 +140,9 @@ func parseMatch(pairs []string) (map[string]*regexp.Regexp, error) {
 	return out, nil
 }
 
-// AlterOp is one IncrementalAlterConfigs operation on a subscription.
-type AlterOp struct {
-	Name  string
-	Op    kmsg.IncrementalAlterConfigOp
-	Value *string
-}
-
-// ApplyIncremental applies ops to a subscription's current configs: SET,
-// DELETE, and APPEND or SUBTRACT on the LIST keys metrics and match. The
-// result is not validated; ParseSubscription does that.
-func ApplyIncremental(current map[string]string, ops []AlterOp) (map[string]string, error) {
-	seen := make(map[string]bool, len(ops))
-	for _, op := range ops {
-		if seen[op.Name] {
-			return nil, fmt.Errorf("%w: Error due to duplicate config keys", ErrInvalidRequest)
-		}
-		seen[op.Name] = true
-		if op.Op != kmsg.IncrementalAlterConfigOpDelete && op.Value == nil {
-			return nil, fmt.Errorf("%w: Null value not supported for : %s", ErrInvalidRequest, op.Name)
-		}
-	}
-	out := make(map[string]string, len(current)+len(ops))
-	for k, v := range current {
-		out[k] = v
-	}
-	for _, op := range ops {
-		switch op.Op {
-		case kmsg.IncrementalAlterConfigOpSet:
-			out[op.Name] = *op.Value
-		case kmsg.IncrementalAlterConfigOpDelete:
-			delete(out, op.Name)
-		case kmsg.IncrementalAlterConfigOpAppend, kmsg.IncrementalAlterConfigOpSubtract:
-			if op.Name != MetricsConfig && op.Name != MatchConfig {
-				return nil, fmt.Errorf("%w: Can't %s to key %s because its type is not LIST.", ErrInvalidConfig, op.Op, op.Name)
-			}
-			elements := parseList(out[op.Name])
-			for _, e := range parseList(*op.Value) {
-				if op.Op == kmsg.IncrementalAlterConfigOpAppend {
-					if !slices.Contains(elements, e) {
-						elements = append(elements, e)
-					}
-				} else {
-					elements = slices.DeleteFunc(elements, func(x string) bool { return x == e })
-				}
-			}
-			out[op.Name] = strings.Join(elements, ",")
-		default:
-			return nil, fmt.Errorf("%w: Unknown operations type %d", ErrInvalidRequest, int8(op.Op))
-		}
-	}
-	return out, nil
+// ListKey reports whether name is one of a subscription's LIST keys
+// (metrics, match), whose default is empty, for IncrementalAlterConfigs'
+// APPEND and SUBTRACT.
+func ListKey(name string) (defaultValue string, ok bool) {
+	return "", name == MetricsConfig || name == MatchConfig
 }

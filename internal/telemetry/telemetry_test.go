@@ -58,27 +58,6 @@ func TestParseSubscription(t *testing.T) {
 	}
 }
 
-func TestApplyIncremental(t *testing.T) {
-	v := func(s string) *string { return &s }
-	got, err := ApplyIncremental(map[string]string{MetricsConfig: "a,b"}, []AlterOp{
-		{Name: MetricsConfig, Op: 2, Value: v("c,a")}, // APPEND
-		{Name: IntervalMsConfig, Op: 0, Value: v("500")},
-	})
-	if err != nil || got[MetricsConfig] != "a,b,c" || got[IntervalMsConfig] != "500" {
-		t.Fatalf("append and set: %v %v", got, err)
-	}
-	got, err = ApplyIncremental(got, []AlterOp{{Name: MetricsConfig, Op: 3, Value: v("b")}, {Name: IntervalMsConfig, Op: 1}})
-	if err != nil || got[MetricsConfig] != "a,c" || len(got) != 1 {
-		t.Fatalf("subtract and delete: %v %v", got, err)
-	}
-	if _, err := ApplyIncremental(nil, []AlterOp{{Name: IntervalMsConfig, Op: 2, Value: v("1")}}); !errors.Is(err, ErrInvalidConfig) {
-		t.Fatalf("append to an INT: %v", err)
-	}
-	if _, err := ApplyIncremental(nil, []AlterOp{{Name: MetricsConfig, Op: 0}}); !errors.Is(err, ErrInvalidRequest) {
-		t.Fatalf("null SET: %v", err)
-	}
-}
-
 // payload builds a MetricsData message with a sum, a gauge and a
 // histogram, compressed with codec.
 func payload(t testing.TB, codec int8) []byte {
