@@ -62,8 +62,11 @@ type groupData struct {
 	Reset    url.Values
 }
 
-// groupLags is the lag of each partition of each group with one batched
-// ListOffsets for the end offsets of every topic the groups committed to.
+// groupLags is the lag of each partition of each group, computed as kadm
+// computes it: end offset minus the commit, and for a partition of a
+// committed topic without a commit, end minus start. It sends one batched
+// ListOffsets for the end offsets of every topic the groups committed to,
+// and one for start offsets only when some partition has no commit.
 func groupLags(ctx context.Context, s *session, groups []string) (map[string][]lagRow, error) {
 	fetched := s.admin.FetchManyOffsets(ctx, groups...)
 	topics := map[string]bool{}
@@ -85,36 +88,57 @@ func groupLags(ctx context.Context, s *session, groups []string) (map[string][]l
 	if err != nil {
 		return nil, fmt.Errorf("list end offsets: %w", err)
 	}
+	var starts kadm.ListedOffsets
+	startsWanted := map[string]bool{}
 	for group, response := range fetched {
 		if response.Err != nil {
 			out[group] = append(out[group], lagRow{Error: response.Err.Error()})
 			continue
 		}
-		response.Fetched.Each(func(o kadm.OffsetResponse) {
-			row := lagRow{Topic: o.Topic, Partition: o.Partition, Committed: o.At, Lag: -1}
-			end, ok := ends.Lookup(o.Topic, o.Partition)
+		ends.Each(func(end kadm.ListedOffset) {
+			if _, committedTopic := response.Fetched[end.Topic]; !committedTopic {
+				return
+			}
+			row := lagRow{Topic: end.Topic, Partition: end.Partition, Committed: -1, Lag: -1, End: end.Offset}
+			o, committed := response.Fetched.Lookup(end.Topic, end.Partition)
 			switch {
-			case o.Err != nil:
+			case committed && o.Err != nil:
 				row.Error = o.Err.Error()
-			case !ok || end.Err != nil:
-				row.Error = "no end offset"
-				if ok {
-					row.Error = end.Err.Error()
-				}
+			case end.Err != nil:
+				row.Error = end.Err.Error()
+			case committed && o.At >= 0:
+				row.Committed = o.At
+				row.Lag = max(end.Offset-o.At, 0)
 			default:
-				row.End = end.Offset
-				if o.At >= 0 {
-					row.Lag = max(end.Offset-o.At, 0)
-				}
+				startsWanted[end.Topic] = true
 			}
 			out[group] = append(out[group], row)
 		})
-		slices.SortFunc(out[group], func(a, b lagRow) int {
+	}
+	if len(startsWanted) > 0 {
+		var startTopics []string
+		for topic := range startsWanted {
+			startTopics = append(startTopics, topic)
+		}
+		if starts, err = s.admin.ListStartOffsets(ctx, startTopics...); err != nil {
+			return nil, fmt.Errorf("list start offsets: %w", err)
+		}
+	}
+	for group, rows := range out {
+		for i := range rows {
+			if rows[i].Committed < 0 && rows[i].Error == "" {
+				if start, ok := starts.Lookup(rows[i].Topic, rows[i].Partition); ok && start.Err == nil {
+					rows[i].Lag = max(rows[i].End-start.Offset, 0)
+				}
+			}
+		}
+		slices.SortFunc(rows, func(a, b lagRow) int {
 			if c := strings.Compare(a.Topic, b.Topic); c != 0 {
 				return c
 			}
 			return int(a.Partition - b.Partition)
 		})
+		out[group] = rows
 	}
 	return out, nil
 }
