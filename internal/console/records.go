@@ -152,8 +152,7 @@ func startCursors(ctx context.Context, s *session, detail kadm.TopicDetail, q sc
 
 // scan reads one page of records, bounded by q.Limit kept records,
 // console.records.max.bytes read and console.records.timeout.ms.
-func (c *Console) scan(ctx context.Context, s *session, topic string, q scanRequest) (scanResult, error) {
-	var result scanResult
+func (c *Console) scan(ctx context.Context, s *session, topic string, q scanRequest) (result scanResult, err error) {
 	f, err := compileFilter(q.Filter)
 	if err != nil {
 		return result, err

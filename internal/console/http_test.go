@@ -1,0 +1,119 @@
+package console_test
+
+import (
+	"context"
+	"crypto/rand"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+func get(t *testing.T, rawURL string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(rawURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
+
+// TestConsoleScanBoundsAndBadInput checks that a scan over a partition
+// larger than console.records.max.bytes stops there and says so, that bad
+// query input answers 400 with its reason, and that the node keeps serving.
+func TestConsoleScanBoundsAndBadInput(t *testing.T) {
+	n := startConsoleNode(t, "console.records.max.bytes=65536")
+	client := newClient(t, n.seed, kgo.ProducerBatchMaxBytes(16<<10))
+	ctx := context.Background()
+	if _, err := kadm.NewClient(client).CreateTopic(ctx, 1, 1, nil, "big"); err != nil {
+		t.Fatal(err)
+	}
+	var records []*kgo.Record
+	for range 400 {
+		// Random bytes: the producer's compression cannot shrink them.
+		value := make([]byte, 1000)
+		_, _ = rand.Read(value)
+		records = append(records, &kgo.Record{Topic: "big", Value: value})
+	}
+	produce(t, client, records...)
+
+	status, body := get(t, n.url+"/topics/big/records?limit=500")
+	if status != 200 || !strings.Contains(body, "console.records.max.bytes") || !strings.Contains(body, `class="status bounded"`) {
+		t.Fatalf("bounded scan: %d %s", status, body)
+	}
+	if got := strings.Count(body, `<tr class="record">`); got == 0 || got >= 400 {
+		t.Fatalf("bounded scan showed %d records", got)
+	}
+	if !strings.Contains(body, `id="next"`) {
+		t.Fatal("a bounded scan offers no next page")
+	}
+
+	for _, c := range []struct{ query, want string }{
+		{"filter=" + url.QueryEscape(`value.contains(`), "filter"},
+		{"filter=" + url.QueryEscape(`offset + 1`), "expected a bool"},
+		{"start=offset&offset=-4", "offset"},
+		{"start=timestamp&timestamp=yesterday", "timestamp"},
+		{"limit=100000", "console.records.max"},
+		{"partition=x", "partition"},
+		{"cursor=0:zz", "cursor"},
+		{"format=xml", "format"},
+	} {
+		status, body := get(t, n.url+"/topics/big/records?"+c.query)
+		if status != 400 || !strings.Contains(body, c.want) {
+			t.Errorf("%s: %d, want 400 mentioning %q: %.300s", c.query, status, c.want, body)
+		}
+	}
+	// A runtime error of the filter (no such JSON field) drops records and
+	// says so rather than failing the page.
+	status, body = get(t, n.url+"/topics/big/records?limit=5&filter="+url.QueryEscape(`json.missing == 1`))
+	if status != 200 || !strings.Contains(body, "filter-error") {
+		t.Fatalf("runtime filter error: %d %.500s", status, body)
+	}
+	if status, _ := get(t, n.url+"/topics/no-such-topic/records"); status != 400 {
+		t.Fatalf("unknown topic: %d", status)
+	}
+	if status, body := get(t, n.url+"/"); status != 200 || !strings.Contains(body, "Brokers") {
+		t.Fatalf("overview after bad input: %d", status)
+	}
+	// A form from another origin is refused.
+	request, _ := http.NewRequest("POST", n.url+"/topics", strings.NewReader("name=evil&partitions=1&replication_factor=1"))
+	request.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	request.Header.Set("Origin", "http://attacker.example")
+	resp, err := http.DefaultClient.Do(request)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 403 {
+		t.Fatalf("cross-origin form: %d", resp.StatusCode)
+	}
+}
+
+// TestConsoleReadOnly checks console.read.only: pages load, forms are
+// hidden, and every change is refused.
+func TestConsoleReadOnly(t *testing.T) {
+	n := startConsoleNode(t, "console.read.only=true")
+	status, body := get(t, n.url+"/topics")
+	if status != 200 || !strings.Contains(body, `id="read-only"`) || strings.Contains(body, `id="create-topic"`) {
+		t.Fatalf("read-only topics page: %d", status)
+	}
+	resp, err := http.PostForm(n.url+"/topics", url.Values{"name": {"t"}, "partitions": {"1"}, "replication_factor": {"1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body2, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 403 || !strings.Contains(string(body2), "read-only") {
+		t.Fatalf("read-only create: %d %s", resp.StatusCode, body2)
+	}
+	topics, err := kadm.NewClient(newClient(t, n.seed)).ListTopics(context.Background())
+	if err != nil || topics.Has("t") {
+		t.Fatalf("read-only console created a topic: %v", err)
+	}
+}
