@@ -37,10 +37,19 @@ func (n *Node) startConsole(logger *slog.Logger) error {
 	if len(listeners) == 0 || !n.cfg.IsBroker() {
 		return nil
 	}
+	authenticator, err := registryAuthenticator(n.cfg, n.controller.Image)
+	if err != nil {
+		return err
+	}
+	// With SASL on, console users log in on a SASL_PLAINTEXT listener as
+	// themselves; a PLAINTEXT listener would let them act as ANONYMOUS.
+	want := "PLAINTEXT"
+	if authenticator != nil {
+		want = "SASL_PLAINTEXT"
+	}
 	seed, listener := "", ""
 	for i, l := range n.clientListeners {
-		protocol := n.cfg.ListenerSecurityProtocolMap[l.Name]
-		if protocol != "PLAINTEXT" && protocol != "SASL_PLAINTEXT" || i >= len(n.network.Addrs()) {
+		if n.cfg.ListenerSecurityProtocolMap[l.Name] != want || i >= len(n.network.Addrs()) {
 			continue
 		}
 		seed, listener = n.network.Addrs()[i].String(), l.Name
@@ -50,11 +59,7 @@ func (n *Node) startConsole(logger *slog.Logger) error {
 		break
 	}
 	if seed == "" {
-		return fmt.Errorf("console.listener: the console needs a PLAINTEXT or SASL_PLAINTEXT client listener to reach the node")
-	}
-	authenticator, err := registryAuthenticator(n.cfg, n.controller.Image)
-	if err != nil {
-		return err
+		return fmt.Errorf("console.listener: the console needs a %s client listener to reach the node", want)
 	}
 	intValue := func(key string) int64 { return registryInt(n.cfg.Get(key)) }
 	readOnly, _ := n.cfg.Get("console.read.only")
