@@ -42,9 +42,9 @@ func chromiumPath(t *testing.T) string {
 }
 
 type consoleNode struct {
-	node    *server.Node
-	url     string
-	seed    string
+	node     *server.Node
+	url      string
+	seed     string
 	registry string
 }
 
@@ -78,11 +78,11 @@ func startConsoleNode(t *testing.T, overrides ...string) *consoleNode {
 
 // browser is one headless Chromium tab that records every console error.
 type browser struct {
-	t       *testing.T
-	ctx     context.Context
-	mu      sync.Mutex
-	errors  []string
-	shots   string
+	t      *testing.T
+	ctx    context.Context
+	mu     sync.Mutex
+	errors []string
+	shots  string
 }
 
 func newBrowser(t *testing.T) *browser {
@@ -290,6 +290,18 @@ func TestConsoleBrowser(t *testing.T) {
 	b.open(n.url+"/groups", "groups")
 	if got := eval[string](b, `document.querySelector('td.lag[data-group="billing"]').innerText`); got != strconv.FormatInt(want, 10) {
 		t.Fatalf("groups page lag %s, kadm %d", got, want)
+	}
+	// The lag-over-time plot is fed from the node's own lag metric.
+	lagDeadline := time.Now().Add(20 * time.Second)
+	for {
+		_, body := get(t, n.url+"/api/groups/billing/lag")
+		if strings.Contains(body, `"lag":`) && !strings.Contains(body, `"lag":0}]`) {
+			break
+		}
+		if time.Now().After(lagDeadline) {
+			t.Fatalf("no lag samples for billing: %s", body)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 	b.open(n.url+"/groups/billing", "group")
 	if got := eval[string](b, `document.querySelector("#total-lag").innerText`); got != strconv.FormatInt(want, 10) {

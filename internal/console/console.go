@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -28,15 +29,15 @@ var assets embed.FS
 // Defaults of the Config bounds left zero; each is the default of the
 // console.* key that sets it.
 const (
-	DefaultRecordsMax            = 500
-	DefaultRecordsMaxBytes       = 4 << 20
-	DefaultRecordsTimeoutMs      = 5000
-	DefaultTailMaxMs             = 600_000
-	DefaultSessionsMax           = 32
-	DefaultMetricsIntervalMs     = 5000
-	DefaultMetricsWindowMs       = 3_600_000
-	DefaultGroupsPerPage         = 50
-	DefaultRequestTimeoutMs      = 10_000
+	DefaultRecordsMax        = 500
+	DefaultRecordsMaxBytes   = 4 << 20
+	DefaultRecordsTimeoutMs  = 5000
+	DefaultTailMaxMs         = 600_000
+	DefaultSessionsMax       = 32
+	DefaultMetricsIntervalMs = 5000
+	DefaultMetricsWindowMs   = 3_600_000
+	DefaultGroupsPerPage     = 50
+	DefaultRequestTimeoutMs  = 10_000
 )
 
 // Config describes a console.
@@ -74,12 +75,14 @@ type Config struct {
 
 // Console is the web console's handler and its clients.
 type Console struct {
-	config    Config
-	mux       *http.ServeMux
-	pages     map[string]*template.Template
-	sampler   *Sampler
-	cancel    context.CancelFunc
-	clients   *clientPool
+	config  Config
+	mux     *http.ServeMux
+	pages   map[string]*template.Template
+	sampler *Sampler
+	cancel  context.CancelFunc
+	clients *clientPool
+	// tails counts the live tails streaming now.
+	tails atomic.Int64
 }
 
 // New builds a console; Close releases its clients.
@@ -140,6 +143,7 @@ func (c *Console) routes() {
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
 	mux.HandleFunc("GET /{$}", c.overview)
 	mux.HandleFunc("GET /api/metrics", c.metricsJSON)
+	mux.HandleFunc("GET /api/groups/{group}/lag", c.groupLagJSON)
 	mux.HandleFunc("GET /topics", c.topicsPage)
 	mux.HandleFunc("POST /topics", c.change(c.createTopic))
 	mux.HandleFunc("GET /topics/{topic}", c.topicPage)

@@ -14,20 +14,20 @@ import (
 )
 
 type groupRow struct {
-	Name     string
-	Type     string
-	State    string
-	Members  int
-	Lag      int64
-	Error    string
+	Name    string
+	Type    string
+	State   string
+	Members int
+	Lag     int64
+	Error   string
 }
 
 type groupsData struct {
-	Groups   []groupRow
-	Page     int
-	Pages    int
-	Total    int
-	Search   string
+	Groups []groupRow
+	Page   int
+	Pages  int
+	Total  int
+	Search string
 }
 
 type lagRow struct {

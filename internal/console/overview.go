@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"time"
@@ -29,6 +30,7 @@ var templateFuncs = template.FuncMap{
 	"int64": func(n int) int64 { return int64(n) },
 	"add":   func(a, b int) int { return a + b },
 	"sub":   func(a, b int) int { return a - b },
+	"path":  url.PathEscape,
 }
 
 // formatMillis shows milliseconds since the epoch as UTC.
@@ -53,36 +55,36 @@ func humanBytes(n int64) string {
 }
 
 type brokerRow struct {
-	NodeID             int32
-	Host               string
-	Port               int32
-	Rack               string
-	Roles              string
-	Fenced             bool
-	ActiveController   bool
+	NodeID           int32
+	Host             string
+	Port             int32
+	Rack             string
+	Roles            string
+	Fenced           bool
+	ActiveController bool
 }
 
 type quorumReplica struct {
-	ReplicaID   int32
+	ReplicaID    int32
 	LogEndOffset int64
-	Lag         int64
-	Observer    bool
-	Leader      bool
+	Lag          int64
+	Observer     bool
+	Leader       bool
 }
 
 type overviewData struct {
-	ClusterID        string
-	Brokers          []brokerRow
-	QuorumLeader     int32
-	QuorumEpoch      int32
+	ClusterID           string
+	Brokers             []brokerRow
+	QuorumLeader        int32
+	QuorumEpoch         int32
 	QuorumHighWatermark int64
-	Quorum           []quorumReplica
-	QuorumError      string
-	Topics           int
-	Partitions       int
-	UnderReplicated  []string
-	Offline          []string
-	UnderMinISR      []string
+	Quorum              []quorumReplica
+	QuorumError         string
+	Topics              int
+	Partitions          int
+	UnderReplicated     []string
+	Offline             []string
+	UnderMinISR         []string
 }
 
 func (c *Console) overview(w http.ResponseWriter, r *http.Request) {
@@ -205,4 +207,11 @@ func (c *Console) metricsJSON(w http.ResponseWriter, r *http.Request) {
 		samples = []Sample{}
 	}
 	_ = json.NewEncoder(w).Encode(map[string]any{"interval_ms": c.config.MetricsIntervalMs, "samples": samples})
+}
+
+// groupLagJSON answers a group's lag-over-time samples.
+func (c *Console) groupLagJSON(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	_ = json.NewEncoder(w).Encode(map[string]any{"interval_ms": c.config.MetricsIntervalMs, "samples": c.sampler.GroupLag(r.PathValue("group"))})
 }

@@ -328,14 +328,14 @@ func (c *Console) row(ctx context.Context, s *session, record *kgo.Record, forma
 }
 
 type recordsData struct {
-	Topic      string
-	Partitions []int32
-	Query      scanRequest
-	Values     url.Values
-	Result     scanResult
-	NextURL    string
+	Topic       string
+	Partitions  []int32
+	Query       scanRequest
+	Values      url.Values
+	Result      scanResult
+	NextURL     string
 	PreviousURL string
-	TailURL    string
+	TailURL     string
 }
 
 func (c *Console) recordsPage(w http.ResponseWriter, r *http.Request) {

@@ -12,22 +12,35 @@ import (
 // Sample is one point of the overview's plots: rates and mean latencies
 // over the interval that ends at TimeMs.
 type Sample struct {
-	TimeMs              int64   `json:"time_ms"`
-	BytesInPerSec       float64 `json:"bytes_in_per_sec"`
-	BytesOutPerSec      float64 `json:"bytes_out_per_sec"`
-	RequestsPerSec      float64 `json:"requests_per_sec"`
-	ProduceLatencyMs    float64 `json:"produce_latency_ms"`
-	FetchLatencyMs      float64 `json:"fetch_latency_ms"`
-	MessagesInPerSec    float64 `json:"messages_in_per_sec"`
+	TimeMs           int64   `json:"time_ms"`
+	BytesInPerSec    float64 `json:"bytes_in_per_sec"`
+	BytesOutPerSec   float64 `json:"bytes_out_per_sec"`
+	RequestsPerSec   float64 `json:"requests_per_sec"`
+	ProduceLatencyMs float64 `json:"produce_latency_ms"`
+	FetchLatencyMs   float64 `json:"fetch_latency_ms"`
+	MessagesInPerSec float64 `json:"messages_in_per_sec"`
 }
+
+// LagSample is one point of a group's lag-over-time plot.
+type LagSample struct {
+	TimeMs int64 `json:"time_ms"`
+	Lag    int64 `json:"lag"`
+}
+
+// lagGroupsMax bounds the groups whose lag the sampler keeps an hour of;
+// further groups get no plot until one of the kept ones disappears.
+const lagGroupsMax = 200
 
 // counters are the cumulative values a Sample is the difference of.
 type counters struct {
-	timeMs                             int64
-	bytesIn, bytesOut, messagesIn      float64
-	requests                           float64
-	produceSeconds, produceCount       float64
-	fetchSeconds, fetchCount           float64
+	timeMs                        int64
+	bytesIn, bytesOut, messagesIn float64
+	requests                      float64
+	produceSeconds, produceCount  float64
+	fetchSeconds, fetchCount      float64
+	// groupLag is the total lag of each group on the partitions this node
+	// leads (samsa_group_lag_records).
+	groupLag map[string]int64
 }
 
 // Ring is a bounded ring of samples, oldest first. It is not safe for
@@ -91,10 +104,16 @@ func rate(previous, current counters) Sample {
 
 // readCounters sums the node's metric families the plots draw.
 func readCounters(families []*dto.MetricFamily, timeMs int64) counters {
-	c := counters{timeMs: timeMs}
+	c := counters{timeMs: timeMs, groupLag: map[string]int64{}}
 	for _, family := range families {
 		for _, m := range family.GetMetric() {
 			switch family.GetName() {
+			case "samsa_group_lag_records":
+				for _, label := range m.GetLabel() {
+					if label.GetName() == "group" {
+						c.groupLag[label.GetValue()] += int64(m.GetGauge().GetValue())
+					}
+				}
 			case "samsa_topic_bytes_in_total":
 				c.bytesIn += m.GetCounter().GetValue()
 			case "samsa_topic_bytes_out_total":
@@ -134,13 +153,34 @@ type Sampler struct {
 		ring     *Ring
 		previous counters
 		primed   bool
+		// Invariant: len(lags) <= lagGroupsMax; each ring holds at most
+		// an hour of samples.
+		lags map[string]*lagRing
 	}
+	lagCapacity int
+}
+
+// lagRing is a bounded ring of one group's lag samples, oldest first.
+type lagRing struct {
+	samples []LagSample
+	start   int
+}
+
+func (r *lagRing) add(s LagSample, capacity int) {
+	if len(r.samples) < capacity {
+		r.samples = append(r.samples, s)
+		return
+	}
+	r.samples[r.start] = s
+	r.start = (r.start + 1) % capacity
 }
 
 // NewSampler keeps windowMs of samples taken every intervalMs.
 func NewSampler(gatherer prometheus.Gatherer, intervalMs, windowMs int64) *Sampler {
 	s := &Sampler{gatherer: gatherer, interval: time.Duration(intervalMs) * time.Millisecond}
-	s.mu.ring = NewRing(int(windowMs / max(intervalMs, 1)))
+	s.lagCapacity = max(int(windowMs/max(intervalMs, 1)), 1)
+	s.mu.ring = NewRing(s.lagCapacity)
+	s.mu.lags = map[string]*lagRing{}
 	return s
 }
 
@@ -178,6 +218,35 @@ func (s *Sampler) observe(c counters) {
 		s.mu.ring.Add(rate(s.mu.previous, c))
 	}
 	s.mu.previous, s.mu.primed = c, true
+	for group := range s.mu.lags {
+		if _, ok := c.groupLag[group]; !ok {
+			delete(s.mu.lags, group)
+		}
+	}
+	for group, lag := range c.groupLag {
+		ring, ok := s.mu.lags[group]
+		if !ok {
+			if len(s.mu.lags) >= lagGroupsMax {
+				continue
+			}
+			ring = &lagRing{}
+			s.mu.lags[group] = ring
+		}
+		ring.add(LagSample{TimeMs: c.timeMs, Lag: lag}, s.lagCapacity)
+	}
+}
+
+// GroupLag returns a group's kept lag samples, oldest first.
+func (s *Sampler) GroupLag(group string) []LagSample {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ring, ok := s.mu.lags[group]
+	if !ok {
+		return []LagSample{}
+	}
+	out := make([]LagSample, 0, len(ring.samples))
+	out = append(out, ring.samples[ring.start:]...)
+	return append(out, ring.samples[:ring.start]...)
 }
 
 // Samples returns the kept samples, oldest first.

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-
 )
 
 type subjectRow struct {
@@ -178,4 +177,3 @@ func diffLines(a, b string) ([]diffLine, bool) {
 	}
 	return out, truncated
 }
-

@@ -61,6 +61,8 @@ func (c *Console) tail(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadGateway)
 		return
 	}
+	c.tails.Add(1)
+	defer c.tails.Add(-1)
 	controller := http.NewResponseController(w)
 	// The server's write timeout would cut the stream; the tail bounds itself.
 	_ = controller.SetWriteDeadline(time.Time{})

@@ -23,15 +23,15 @@ type topicRow struct {
 }
 
 type partitionRow struct {
-	Partition     int32
-	Leader        int32
-	LeaderEpoch   int32
-	Replicas      []int32
-	ISR           []int32
-	StartOffset   int64
-	EndOffset     int64
-	SizeBytes     int64
-	Error         string
+	Partition   int32
+	Leader      int32
+	LeaderEpoch int32
+	Replicas    []int32
+	ISR         []int32
+	StartOffset int64
+	EndOffset   int64
+	SizeBytes   int64
+	Error       string
 }
 
 type configRow struct {

@@ -33,9 +33,9 @@ type producerRow struct {
 }
 
 type transactionsData struct {
-	Transactions []transactionRow
-	Topic        string
-	Producers    []producerRow
+	Transactions   []transactionRow
+	Topic          string
+	Producers      []producerRow
 	ProducersError string
 }
 

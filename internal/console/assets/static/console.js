@@ -100,7 +100,7 @@
         tr.className = "record live";
         tr.appendChild(cell(String(r.Partition)));
         tr.appendChild(cell(String(r.Offset), "offset"));
-        tr.appendChild(cell(new Date(r.TimestampMs).toISOString()));
+        tr.appendChild(cell(new Date(r.TimestampMs).toISOString().replace("T", " ")));
         tr.appendChild(pre(r.Key));
         const value = pre(r.Value);
         value.firstChild.classList.add("value");

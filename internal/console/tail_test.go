@@ -1,0 +1,79 @@
+package console
+
+import (
+	"bufio"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// TestTailStopsWhenTheBrowserGoesAway opens a live tail, reads a record
+// through it, then drops the connection and waits for the stream to end on
+// the server. The cluster is franz-go's kfake: the console only needs a
+// Kafka endpoint.
+func TestTailStopsWhenTheBrowserGoesAway(t *testing.T) {
+	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cluster.Close()
+	c, err := New(Config{SeedBrokers: cluster.ListenAddrs()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	server := httptest.NewServer(c.Handler())
+	defer server.Close()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	request, _ := http.NewRequestWithContext(ctx, "GET", server.URL+"/topics/t/tail?filter="+`value.startsWith("keep")`, nil)
+	resp, err := http.DefaultClient.Do(request)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("tail: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	lines := bufio.NewScanner(resp.Body)
+	next := func(prefix string) string {
+		t.Helper()
+		for lines.Scan() {
+			if strings.HasPrefix(lines.Text(), prefix) {
+				return lines.Text()
+			}
+		}
+		t.Fatalf("stream ended before %q: %v", prefix, lines.Err())
+		return ""
+	}
+	next("event: ready")
+	producer, err := kgo.NewClient(kgo.SeedBrokers(cluster.ListenAddrs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer producer.Close()
+	if err := producer.ProduceSync(ctx, &kgo.Record{Topic: "t", Value: []byte("drop me")}, &kgo.Record{Topic: "t", Value: []byte("keep me")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	next("event: record")
+	if data := next("data: "); !strings.Contains(data, "keep me") || strings.Contains(data, "drop me") {
+		t.Fatalf("tail sent %s", data)
+	}
+	if c.tails.Load() != 1 {
+		t.Fatalf("%d tails running, want 1", c.tails.Load())
+	}
+	cancel()
+	resp.Body.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for c.tails.Load() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the tail kept running after the browser went away")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
