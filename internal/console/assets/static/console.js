@@ -9,6 +9,8 @@
   function drawPlot(canvas, samples) {
     const series = canvas.dataset.series.split(",");
     const unit = canvas.dataset.unit;
+    // Draw at the size the page lays the canvas out at, so text stays crisp.
+    if (canvas.clientWidth > 0 && canvas.width !== canvas.clientWidth) canvas.width = canvas.clientWidth;
     const ctx = canvas.getContext("2d");
     const w = canvas.width, h = canvas.height, pad = 28;
     ctx.clearRect(0, 0, w, h);
