@@ -64,8 +64,11 @@ func (c *Console) tail(w http.ResponseWriter, r *http.Request) {
 	c.tails.Add(1)
 	defer c.tails.Add(-1)
 	controller := http.NewResponseController(w)
-	// The server's write timeout would cut the stream; the tail bounds itself.
+	// The server's write timeout would cut the stream, and its read
+	// deadline could end the request's context; the tail bounds itself with
+	// console.tail.max.ms instead.
 	_ = controller.SetWriteDeadline(time.Time{})
+	_ = controller.SetReadDeadline(time.Time{})
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)

@@ -4,13 +4,14 @@ import (
 	"bufio"
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/samsa-streaming/samsa/internal/httpserve"
 )
 
 // TestTailStopsWhenTheBrowserGoesAway opens a live tail, reads a record
@@ -28,11 +29,18 @@ func TestTailStopsWhenTheBrowserGoesAway(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	server := httptest.NewServer(c.Handler())
-	defer server.Close()
+	// The HTTP layer's timeouts are far shorter than the tail runs here:
+	// the tail must outlive them.
+	served, err := httpserve.Serve(httpserve.Config{Name: "console", Listeners: []httpserve.Listener{{Scheme: "http", Address: "127.0.0.1:0"}},
+		ReadTimeout: 200 * time.Millisecond, WriteTimeout: 200 * time.Millisecond}, c.Handler())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer served.Shutdown(context.Background())
+	baseURL := "http://" + served.Addrs()[0].String()
 
 	ctx, cancel := context.WithCancel(context.Background())
-	request, _ := http.NewRequestWithContext(ctx, "GET", server.URL+"/topics/t/tail?filter="+`value.startsWith("keep")`, nil)
+	request, _ := http.NewRequestWithContext(ctx, "GET", baseURL+"/topics/t/tail?filter="+`value.startsWith("keep")`, nil)
 	resp, err := http.DefaultClient.Do(request)
 	if err != nil {
 		t.Fatal(err)
@@ -52,6 +60,10 @@ func TestTailStopsWhenTheBrowserGoesAway(t *testing.T) {
 		return ""
 	}
 	next("event: ready")
+	// Outlive the timeouts: the stream's keep-alives keep coming.
+	for start := time.Now(); time.Since(start) < time.Second; {
+		next(": keep-alive")
+	}
 	producer, err := kgo.NewClient(kgo.SeedBrokers(cluster.ListenAddrs()...))
 	if err != nil {
 		t.Fatal(err)
