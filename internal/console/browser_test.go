@@ -393,13 +393,64 @@ func TestConsoleBrowser(t *testing.T) {
 		t.Fatalf("the registry-framed record shows %q, want it decoded", got)
 	}
 
+	// An open transaction and its producer show on the transactions page.
+	transactional := newClient(t, n.seed, kgo.TransactionalID("checkout-1"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err := transactional.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	produce(t, transactional, &kgo.Record{Topic: "orders", Partition: 1, Value: []byte(`{"txn":1}`)})
+	b.open(n.url+"/transactions?topic=orders", "transactions")
+	if got := eval[string](b, `document.querySelector("#transactions").innerText`); !strings.Contains(got, "checkout-1") || !strings.Contains(got, "Ongoing") {
+		t.Fatalf("transactions page: %q", got)
+	}
+	if got := eval[int](b, `document.querySelectorAll("#producers tr").length`); got < 2 {
+		t.Fatalf("producers table has %d rows", got)
+	}
+	if err := transactional.EndTransaction(ctx, kgo.TryAbort); err != nil {
+		t.Fatal(err)
+	}
+
+	// Configs, partitions and deletion from the topic page.
+	b.open(n.url+"/topics/orders", "topic-detail")
+	b.do(chromedp.SetValue(chromedp.CSS(`#alter-config input[name="key"]`), "retention.ms"),
+		chromedp.SetValue(chromedp.CSS(`#alter-config input[name="value"]`), "3600000"), chromedp.Click(chromedp.CSS(`#alter-config button`)))
+	b.waitFor(`document.querySelector("#notice") !== null && document.querySelector("#notice").innerText.includes("updated retention.ms")`)
+	configs, err := admin.DescribeTopicConfigs(ctx, "orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if value, _ := configs.On("orders", nil); configValueOf(value, "retention.ms") != "3600000" {
+		t.Fatalf("retention.ms after the UI change: %q", configValueOf(value, "retention.ms"))
+	}
+	b.do(chromedp.SetValue(chromedp.CSS(`#add-partitions input[name="count"]`), "1"), chromedp.Click(chromedp.CSS(`#add-partitions button`)))
+	b.waitFor(`document.querySelector("#partition-count") !== null && document.querySelector("#partition-count").innerText === "3"`)
+	b.checkNoErrors("topic changes")
+
+	// A SCRAM user set in the UI is seen by kadm.
+	b.open(n.url+"/security", "security")
+	b.do(chromedp.SetValue(chromedp.CSS(`#upsert-user input[name="user"]`), "carol"),
+		chromedp.SetValue(chromedp.CSS(`#upsert-user input[name="password"]`), "carol-secret"), chromedp.Click(chromedp.CSS(`#upsert-user button`)))
+	b.waitFor(`document.querySelector("#notice") !== null && document.querySelector("#notice").innerText.includes("carol")`)
+	users, err := admin.DescribeUserSCRAMs(ctx, "carol")
+	if err != nil || users["carol"].Err != nil || len(users["carol"].CredInfos) != 1 {
+		t.Fatalf("carol after the UI: %v %+v", err, users)
+	}
+	b.waitFor(`document.querySelector("#users").innerText.includes("carol")`)
+	b.screenshot("security-user")
+
+	// Deleting the group and the topic in the UI.
+	b.open(n.url+"/groups/billing", "group-before-delete")
+	b.do(chromedp.Click(chromedp.CSS(`#delete-group button`)))
+	b.waitFor(`document.querySelector("#notice") !== null && document.querySelector("#notice").innerText.includes("deleted group billing")`)
+	if listed, err := admin.ListGroups(ctx); err != nil || listed.Groups() != nil && containsGroup(listed.Groups(), "billing") {
+		t.Fatalf("billing after the UI deleted it: %v %v", err, listed.Groups())
+	}
+
 	// The other pages load without errors.
 	b.open(n.url+"/", "overview")
 	b.waitFor(`document.querySelector("#brokers") !== null && document.querySelector("#quorum-leader") !== null`)
 	b.open(n.url+"/topics", "topics")
-	b.open(n.url+"/topics/orders", "topic-detail")
-	b.open(n.url+"/security", "security")
-	b.open(n.url+"/transactions?topic=orders", "transactions")
+	b.open(n.url+"/groups?page=1&search=bill", "groups-search")
 
 	// A malformed filter shows an error, and the console keeps serving.
 	b.do(chromedp.Navigate(n.url + "/topics/orders/records?filter=" + "value.contains(%22x%22"))
@@ -408,4 +459,40 @@ func TestConsoleBrowser(t *testing.T) {
 		t.Fatalf("malformed filter: %q", got)
 	}
 	b.screenshot("records-bad-filter")
+	b.mu.Lock()
+	b.errors = nil // the bad filter's 400 is expected
+	b.mu.Unlock()
+
+	b.open(n.url+"/topics/orders", "topic-before-delete")
+	b.do(chromedp.SetValue(chromedp.CSS(`#delete-topic input[name="confirm"]`), "orders"), chromedp.Click(chromedp.CSS(`#delete-topic button`)))
+	b.waitFor(`document.querySelector("#notice") !== null && document.querySelector("#notice").innerText.includes("deleted topic orders")`)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		topics, err := admin.ListTopics(ctx)
+		if err == nil && !topics.Has("orders") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("franz-go still sees the topic the UI deleted: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func configValueOf(rc kadm.ResourceConfig, key string) string {
+	for _, c := range rc.Configs {
+		if c.Key == key && c.Value != nil {
+			return *c.Value
+		}
+	}
+	return ""
+}
+
+func containsGroup(groups []string, name string) bool {
+	for _, g := range groups {
+		if g == name {
+			return true
+		}
+	}
+	return false
 }
