@@ -3,9 +3,11 @@ package console_test
 import (
 	"context"
 	"crypto/rand"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -115,5 +117,62 @@ func TestConsoleReadOnly(t *testing.T) {
 	topics, err := kadm.NewClient(newClient(t, n.seed)).ListTopics(context.Background())
 	if err != nil || topics.Has("t") {
 		t.Fatalf("read-only console created a topic: %v", err)
+	}
+}
+
+// TestConsoleGroupsPaging commits offsets for 120 groups and checks the
+// groups pages: 50 a page, the last page holding the rest, and each group's
+// lag as kadm computes it.
+func TestConsoleGroupsPaging(t *testing.T) {
+	n := startConsoleNode(t)
+	client := newClient(t, n.seed)
+	admin := kadm.NewClient(client)
+	ctx := context.Background()
+	if _, err := admin.CreateTopic(ctx, 2, 1, nil, "events"); err != nil {
+		t.Fatal(err)
+	}
+	var records []*kgo.Record
+	for i := range 30 {
+		records = append(records, &kgo.Record{Topic: "events", Value: []byte(strconv.Itoa(i))})
+	}
+	produce(t, client, records...)
+	ends, err := admin.ListEndOffsets(ctx, "events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var groups []string
+	for i := range 120 {
+		group := fmt.Sprintf("group-%03d", i)
+		groups = append(groups, group)
+		offsets := kadm.Offsets{}
+		ends.Each(func(end kadm.ListedOffset) {
+			offsets.AddOffset("events", end.Partition, max(end.Offset-int64(i%7), 0), -1)
+		})
+		if err := admin.CommitAllOffsets(ctx, group, offsets); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The node's schema registry has a group of its own; search for ours.
+	status, body := get(t, n.url+"/groups?search=group-")
+	if status != 200 || !strings.Contains(body, "120 groups, page 1 of 3") || strings.Count(body, `<td class="lag"`) != 50 {
+		t.Fatalf("page 1: %d, %d rows: %.1500s", status, strings.Count(body, `<td class="lag"`), body[strings.Index(body, "<main>"):])
+	}
+	status, body = get(t, n.url+"/groups?page=3&search=group-")
+	if status != 200 || strings.Count(body, `<td class="lag"`) != 20 || !strings.Contains(body, "group-119") {
+		t.Fatalf("page 3: %d, %d rows", status, strings.Count(body, `<td class="lag"`))
+	}
+	lags, err := admin.Lag(ctx, "group-118", "group-119")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, group := range []string{"group-118", "group-119"} {
+		want := fmt.Sprintf(`data-group="%s">%d<`, group, lags[group].Lag.Total())
+		if !strings.Contains(body, want) {
+			t.Errorf("page 3 lacks %s", want)
+		}
+	}
+	status, body = get(t, n.url+"/groups?search=group-11")
+	if status != 200 || !strings.Contains(body, "10 groups, page 1 of 1") {
+		t.Fatalf("search: %d", status)
 	}
 }
