@@ -180,6 +180,16 @@ func (c *Console) groupsPage(w http.ResponseWriter, r *http.Request) {
 	data.Page = min(max(data.Page, 1), data.Pages)
 	pageNames := names[min((data.Page-1)*DefaultGroupsPerPage, len(names)):min(data.Page*DefaultGroupsPerPage, len(names))]
 	described, _ := s.admin.DescribeGroups(ctx, pageNames...)
+	var consumerNames []string
+	for _, name := range pageNames {
+		if listed[name].GroupType == "consumer" {
+			consumerNames = append(consumerNames, name)
+		}
+	}
+	var consumerGroups kadm.DescribedConsumerGroups
+	if len(consumerNames) > 0 {
+		consumerGroups, _ = s.admin.DescribeConsumerGroups(ctx, consumerNames...)
+	}
 	lags, err := groupLags(ctx, s, pageNames)
 	if err != nil {
 		c.fail(w, r, http.StatusBadGateway, err)
@@ -190,7 +200,9 @@ func (c *Console) groupsPage(w http.ResponseWriter, r *http.Request) {
 		if row.Type == "" {
 			row.Type = "classic"
 		}
-		if d, ok := described[name]; ok {
+		if cg, ok := consumerGroups[name]; ok && cg.Err == nil {
+			row.Members = len(cg.Members)
+		} else if d, ok := described[name]; ok {
 			row.Members = len(d.Members)
 			if d.Err != nil {
 				row.Error = d.Err.Error()
@@ -201,33 +213,54 @@ func (c *Console) groupsPage(w http.ResponseWriter, r *http.Request) {
 	c.render(w, r, http.StatusOK, "groups", page{Title: "Consumer groups", Nav: "groups", Data: data})
 }
 
-// describeGroup gathers one group's page.
+// describeGroup gathers one group's page: a classic group through
+// DescribeGroups, a consumer-protocol (KIP-848) group, which DescribeGroups
+// v6 refuses as "not a classic group", through ConsumerGroupDescribe.
 func describeGroup(ctx context.Context, s *session, name string) (groupData, error) {
 	data := groupData{Group: groupRow{Name: name}}
+	memberOf := map[string]string{}
 	described, err := s.admin.DescribeGroups(ctx, name)
 	if err != nil {
 		return data, fmt.Errorf("describe group %s: %w", name, err)
 	}
 	d := described[name]
 	if d.Err != nil {
-		return data, fmt.Errorf("describe group %s: %w", name, d.Err)
-	}
-	data.Group.State, data.Group.Type, data.Protocol, data.Group.Members = d.State, d.ProtocolType, d.Protocol, len(d.Members)
-	memberOf := map[string]string{}
-	for _, m := range d.Members {
-		row := memberRow{MemberID: m.MemberID, ClientID: m.ClientID, ClientHost: m.ClientHost}
-		if m.InstanceID != nil {
-			row.InstanceID = *m.InstanceID
+		consumer, consumerErr := s.admin.DescribeConsumerGroups(ctx, name)
+		cg, ok := consumer[name]
+		if consumerErr != nil || !ok || cg.Err != nil {
+			return data, fmt.Errorf("describe group %s: %w", name, d.Err)
 		}
-		if assignment, ok := m.Assigned.AsConsumer(); ok {
-			for _, t := range assignment.Topics {
-				for _, p := range t.Partitions {
-					row.Assigned = append(row.Assigned, fmt.Sprintf("%s-%d", t.Topic, p))
-					memberOf[fmt.Sprintf("%s-%d", t.Topic, p)] = m.MemberID
+		data.Group.State, data.Group.Type, data.Protocol, data.Group.Members = cg.State, "consumer (KIP-848)", cg.AssignorName, len(cg.Members)
+		for _, m := range cg.Members {
+			row := memberRow{MemberID: m.MemberID, ClientID: m.ClientID, ClientHost: m.ClientHost}
+			if m.InstanceID != nil {
+				row.InstanceID = *m.InstanceID
+			}
+			m.Assignment.Each(func(topic string, partition int32) {
+				key := fmt.Sprintf("%s-%d", topic, partition)
+				row.Assigned = append(row.Assigned, key)
+				memberOf[key] = m.MemberID
+			})
+			slices.Sort(row.Assigned)
+			data.Members = append(data.Members, row)
+		}
+	} else {
+		data.Group.State, data.Group.Type, data.Protocol, data.Group.Members = d.State, d.ProtocolType, d.Protocol, len(d.Members)
+		for _, m := range d.Members {
+			row := memberRow{MemberID: m.MemberID, ClientID: m.ClientID, ClientHost: m.ClientHost}
+			if m.InstanceID != nil {
+				row.InstanceID = *m.InstanceID
+			}
+			if assignment, ok := m.Assigned.AsConsumer(); ok {
+				for _, t := range assignment.Topics {
+					for _, p := range t.Partitions {
+						row.Assigned = append(row.Assigned, fmt.Sprintf("%s-%d", t.Topic, p))
+						memberOf[fmt.Sprintf("%s-%d", t.Topic, p)] = m.MemberID
+					}
 				}
 			}
+			data.Members = append(data.Members, row)
 		}
-		data.Members = append(data.Members, row)
 	}
 	lags, err := groupLags(ctx, s, []string{name})
 	if err != nil {

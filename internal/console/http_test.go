@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -174,5 +175,59 @@ func TestConsoleGroupsPaging(t *testing.T) {
 	status, body = get(t, n.url+"/groups?search=group-11")
 	if status != 200 || !strings.Contains(body, "10 groups, page 1 of 1") {
 		t.Fatalf("search: %d", status)
+	}
+}
+
+// TestConsoleConsumerProtocolGroup: a KIP-848 group (franz-go with the
+// server-side balancer) shows its member and assignment, and an offset
+// reset is refused while it has members, as kafka-consumer-groups.sh
+// refuses it.
+func TestConsoleConsumerProtocolGroup(t *testing.T) {
+	n := startConsoleNode(t)
+	client := newClient(t, n.seed)
+	admin := kadm.NewClient(client)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if _, err := admin.CreateTopic(ctx, 2, 1, nil, "clicks"); err != nil {
+		t.Fatal(err)
+	}
+	produce(t, client, &kgo.Record{Topic: "clicks", Value: []byte("a")}, &kgo.Record{Topic: "clicks", Value: []byte("b")})
+	consumer := newClient(t, n.seed, kgo.ConsumerGroup("nextgen"), kgo.ConsumeTopics("clicks"),
+		kgo.ServerSideBalancer(), kgo.Balancers(kgo.RangeBalancer()), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	for got := 0; got < 2; {
+		fetches := consumer.PollFetches(ctx)
+		if err := fetches.Err(); err != nil {
+			t.Fatal(err)
+		}
+		got += fetches.NumRecords()
+	}
+	if err := consumer.CommitUncommittedOffsets(ctx); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	var body string
+	for {
+		var status int
+		status, body = get(t, n.url+"/groups/nextgen")
+		if status == 200 && strings.Contains(body, "KIP-848") && strings.Contains(body, "clicks-0") && strings.Contains(body, "clicks-1") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("group page: %d %.2000s", status, body[strings.Index(body, "<main>"):])
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	resp, err := http.PostForm(n.url+"/groups/nextgen/reset", url.Values{"to": {"earliest"}, "action": {"apply"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 409 || !strings.Contains(string(refused), "only be reset while the group is inactive") {
+		t.Fatalf("reset of an active group: %d %.600s", resp.StatusCode, refused)
+	}
+	_, groups := get(t, n.url+"/groups?search=nextgen")
+	if !strings.Contains(groups, "<td>consumer</td>") {
+		t.Fatalf("groups list: %.1500s", groups[strings.Index(groups, "<main>"):])
 	}
 }
