@@ -246,16 +246,18 @@ func (p *clientPool) get(r *http.Request) (*session, error) {
 		}
 		digest := sha256.Sum256([]byte(user + "\x00" + password))
 		key = fmt.Sprintf("%s\x00%x", user, digest)
-		mechanism, err := p.config.SASL(user, password)
-		if err != nil {
-			return nil, err
-		}
-		opts = append(opts, kgo.SASL(mechanism))
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if s, ok := p.mu.sessions[key]; ok {
 		return s, nil
+	}
+	if p.config.SASL != nil {
+		mechanism, err := p.config.SASL(user, password)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, kgo.SASL(mechanism))
 	}
 	opts = append(opts, kgo.SeedBrokers(p.config.SeedBrokers...), kgo.ClientID("samsa-console"),
 		kgo.RequestTimeoutOverhead(5*time.Second), kgo.MetadataMinAge(time.Second))
