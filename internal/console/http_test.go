@@ -1,6 +1,7 @@
 package console_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"fmt"
@@ -229,5 +230,40 @@ func TestConsoleConsumerProtocolGroup(t *testing.T) {
 	_, groups := get(t, n.url+"/groups?search=nextgen")
 	if !strings.Contains(groups, "<td>consumer</td>") {
 		t.Fatalf("groups list: %.1500s", groups[strings.Index(groups, "<main>"):])
+	}
+}
+
+// TestConsoleRemoteSize: with tiered storage on a file:// bucket, the
+// topics pages show the bytes copied to remote storage.
+func TestConsoleRemoteSize(t *testing.T) {
+	n := startConsoleNode(t, "remote.log.storage.system.enable=true", "rsm.config.bucket.url=file://"+t.TempDir(),
+		"remote.log.manager.task.interval.ms=100")
+	client := newClient(t, n.seed, kgo.DefaultProduceTopic("tiered"), kgo.ProducerBatchCompression(kgo.NoCompression()))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	segmentBytes, remote := "1048576", "true"
+	if _, err := kadm.NewClient(client).CreateTopic(ctx, 1, 1, map[string]*string{"remote.storage.enable": &remote, "segment.bytes": &segmentBytes}, "tiered"); err != nil {
+		t.Fatal(err)
+	}
+	var records []*kgo.Record
+	for range 1200 {
+		records = append(records, &kgo.Record{Value: bytes.Repeat([]byte("v"), 3000)})
+	}
+	produce(t, client, records...)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, body := get(t, n.url+"/topics/tiered")
+		if i := strings.Index(body, `id="remote-size">`); i >= 0 && strings.Contains(body[i:i+40], "MiB") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no remote size on the topic page: %.3000s", body[strings.Index(body, "<main>"):])
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	_, body := get(t, n.url+"/topics")
+	row := body[strings.Index(body, `>tiered</a>`):]
+	if i := strings.Index(row, `<td class="remote">`); i < 0 || !strings.Contains(row[i:i+40], "MiB") {
+		t.Fatalf("topics page lacks the remote size")
 	}
 }

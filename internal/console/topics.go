@@ -17,6 +17,7 @@ type topicRow struct {
 	Partitions        int
 	ReplicationFactor int
 	SizeBytes         int64
+	RemoteBytes       int64
 	RetentionMs       string
 	CleanupPolicy     string
 	Internal          bool
@@ -31,6 +32,7 @@ type partitionRow struct {
 	StartOffset int64
 	EndOffset   int64
 	SizeBytes   int64
+	RemoteBytes int64
 	Error       string
 }
 
@@ -70,6 +72,41 @@ func topicSizes(all kadm.DescribedAllLogDirs) map[string]map[int32]int64 {
 	return out
 }
 
+// remoteSizes reads the bytes in remote storage of each partition this
+// node leads from its samsa_remote_log_size_bytes gauge (Kafka's
+// RemoteLogSizeBytes): the Kafka protocol has no request that reports them.
+func (c *Console) remoteSizes() map[string]map[int32]int64 {
+	out := map[string]map[int32]int64{}
+	if c.config.Gatherer == nil {
+		return out
+	}
+	families, _ := c.config.Gatherer.Gather()
+	for _, family := range families {
+		if family.GetName() != "samsa_remote_log_size_bytes" {
+			continue
+		}
+		for _, m := range family.GetMetric() {
+			topic, partition := "", int64(-1)
+			for _, label := range m.GetLabel() {
+				switch label.GetName() {
+				case "topic":
+					topic = label.GetValue()
+				case "partition":
+					partition, _ = strconv.ParseInt(label.GetValue(), 10, 32)
+				}
+			}
+			if topic == "" || partition < 0 {
+				continue
+			}
+			if out[topic] == nil {
+				out[topic] = map[int32]int64{}
+			}
+			out[topic][int32(partition)] = int64(m.GetGauge().GetValue())
+		}
+	}
+	return out
+}
+
 func (c *Console) topicsPage(w http.ResponseWriter, r *http.Request) {
 	s, err := c.session(r)
 	if err != nil {
@@ -91,12 +128,16 @@ func (c *Console) topicsPage(w http.ResponseWriter, r *http.Request) {
 	}
 	logDirs, _ := s.admin.DescribeAllLogDirs(ctx, nil)
 	sizes := topicSizes(logDirs)
+	remote := c.remoteSizes()
 	var rows []topicRow
 	for _, t := range topics.Sorted() {
 		row := topicRow{Name: t.Topic, Partitions: len(t.Partitions), ReplicationFactor: t.Partitions.NumReplicas(), Internal: t.IsInternal,
 			RetentionMs: configValue(configsByTopic[t.Topic], "retention.ms"), CleanupPolicy: configValue(configsByTopic[t.Topic], "cleanup.policy")}
 		for _, size := range sizes[t.Topic] {
 			row.SizeBytes += size
+		}
+		for _, size := range remote[t.Topic] {
+			row.RemoteBytes += size
 		}
 		rows = append(rows, row)
 	}
@@ -126,8 +167,10 @@ func (c *Console) topicPage(w http.ResponseWriter, r *http.Request) {
 	ends, _ := s.admin.ListEndOffsets(ctx, name)
 	logDirs, _ := s.admin.DescribeAllLogDirs(ctx, kadm.TopicsSet{name: {}})
 	sizes := topicSizes(logDirs)[name]
+	remote := c.remoteSizes()[name]
 	for _, p := range t.Partitions.Sorted() {
-		row := partitionRow{Partition: p.Partition, Leader: p.Leader, LeaderEpoch: p.LeaderEpoch, Replicas: p.Replicas, ISR: p.ISR, SizeBytes: sizes[p.Partition]}
+		row := partitionRow{Partition: p.Partition, Leader: p.Leader, LeaderEpoch: p.LeaderEpoch, Replicas: p.Replicas, ISR: p.ISR,
+			SizeBytes: sizes[p.Partition], RemoteBytes: remote[p.Partition]}
 		if p.Err != nil {
 			row.Error = p.Err.Error()
 		}
@@ -138,6 +181,7 @@ func (c *Console) topicPage(w http.ResponseWriter, r *http.Request) {
 			row.EndOffset = o.Offset
 		}
 		data.Topic.SizeBytes += row.SizeBytes
+		data.Topic.RemoteBytes += row.RemoteBytes
 		data.Partitions = append(data.Partitions, row)
 	}
 	configs, err := s.admin.DescribeTopicConfigs(ctx, name)
