@@ -267,6 +267,9 @@ func TestConsoleBrowser(t *testing.T) {
 	produce(t, client, &kgo.Record{Topic: "orders", Value: []byte(`{"live":1}`)}, &kgo.Record{Topic: "orders", Value: []byte(`{"live":2}`)})
 	b.waitFor(`document.querySelectorAll("tr.live").length === 2 && document.querySelector("#tail-rows").innerText.includes('"live": 2')`)
 	b.checkNoErrors("tail")
+	// How long records took from the producer to the browser's table.
+	delay := eval[float64](b, `Math.max(...Array.from(document.querySelectorAll("tr.live")).map(r => Number(r.dataset.receivedMs) - Number(r.dataset.timestampMs)))`)
+	t.Logf("live tail: produced to shown in the browser in at most %.0f ms", delay)
 	b.screenshot("records-tail")
 
 	// A group's lag equals kadm's; a reset in the UI is seen by the group.

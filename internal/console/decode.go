@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -174,8 +175,14 @@ func (d *decoder) schema(ctx context.Context, id int) decodedSchema {
 	schema, err := d.registry.SchemaByID(ctx, id)
 	switch {
 	case err != nil:
-		// Not cached: the registry may be starting.
-		return decodedSchema{err: err}
+		var responseError *sr.ResponseError
+		if !errors.As(err, &responseError) || responseError.StatusCode != 404 {
+			// Not cached: the registry may be starting or unreachable.
+			return decodedSchema{err: err}
+		}
+		// No such schema: these bytes only look framed. Remember that, so
+		// a page of them asks the registry once.
+		decoded.err = err
 	case schema.Type == sr.TypeAvro:
 		decoded.kind = "avro"
 		decoded.avro, decoded.err = avro.Parse(schema.Schema)

@@ -100,6 +100,9 @@
         const r = JSON.parse(event.data);
         const tr = document.createElement("tr");
         tr.className = "record live";
+        // When the row arrived, beside the record's own timestamp.
+        tr.dataset.receivedMs = String(Date.now());
+        tr.dataset.timestampMs = String(r.TimestampMs);
         tr.appendChild(cell(String(r.Partition)));
         tr.appendChild(cell(String(r.Offset), "offset"));
         tr.appendChild(cell(new Date(r.TimestampMs).toISOString().replace("T", " ")));
