@@ -48,7 +48,7 @@ type consoleNode struct {
 	registry string
 }
 
-func startConsoleNode(t *testing.T, overrides ...string) *consoleNode {
+func startConsoleNode(t testing.TB, overrides ...string) *consoleNode {
 	t.Helper()
 	over := append([]string{
 		"listeners=PLAINTEXT://127.0.0.1:0",
