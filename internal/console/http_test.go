@@ -67,6 +67,8 @@ func TestConsoleScanBoundsAndBadInput(t *testing.T) {
 		{"partition=x", "partition"},
 		{"cursor=0:zz", "cursor"},
 		{"format=xml", "format"},
+		{"partition=7", "has no partition"},
+		{"cursor=9:0", "has no partition"},
 	} {
 		status, body := get(t, n.url+"/topics/big/records?"+c.query)
 		if status != 400 || !strings.Contains(body, c.want) {

@@ -145,7 +145,7 @@ func startCursors(ctx context.Context, s *session, detail kadm.TopicDetail, q sc
 		cursors = append(cursors, cursor)
 	}
 	if len(cursors) == 0 {
-		return nil, fmt.Errorf("topic %s has no partition %v", detail.Topic, chosen)
+		return nil, fmt.Errorf("topic %s has no partition %v: %w", detail.Topic, chosen, kerr.UnknownTopicOrPartition)
 	}
 	return cursors, nil
 }
