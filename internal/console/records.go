@@ -221,6 +221,7 @@ func (c *Console) scan(ctx context.Context, s *session, topic string, q scanRequ
 					}
 					if len(result.Records) >= q.Limit {
 						result.StopReason = fmt.Sprintf("showing %d records (the page's limit)", q.Limit)
+						result.AtEnd = allRead(cursors)
 						return result, nil
 					}
 				}
@@ -245,6 +246,16 @@ func (c *Console) scan(ctx context.Context, s *session, topic string, q scanRequ
 			}
 		}
 	}
+}
+
+// allRead reports whether every cursor reached its end.
+func allRead(cursors []*scanCursor) bool {
+	for _, cursor := range cursors {
+		if cursor.next < cursor.end {
+			return false
+		}
+	}
+	return true
 }
 
 func findCursor(cursors []*scanCursor, partition int32) *scanCursor {
