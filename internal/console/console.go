@@ -79,6 +79,8 @@ type Console struct {
 	mux     *http.ServeMux
 	pages   map[string]*template.Template
 	sampler *Sampler
+	// done ends with Drain: the sampler and every live tail stop.
+	done    context.Context
 	cancel  context.CancelFunc
 	clients *clientPool
 	// tails counts the live tails streaming now.
@@ -121,14 +123,17 @@ func New(config Config) (*Console, error) {
 		sampler: NewSampler(config.Gatherer, config.MetricsIntervalMs, DefaultMetricsWindowMs),
 		clients: newClientPool(config),
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	c.cancel = cancel
-	go c.sampler.Run(ctx)
+	c.done, c.cancel = context.WithCancel(context.Background())
+	go c.sampler.Run(c.done)
 	c.routes()
 	return c, nil
 }
 
-// Close stops the sampler and closes every client.
+// Drain ends the live tails and the sampler, so an HTTP server shutting
+// down is not held by streams that never go idle. Pages still work.
+func (c *Console) Drain() { c.cancel() }
+
+// Close drains the console and closes every client.
 func (c *Console) Close() {
 	c.cancel()
 	c.clients.close()

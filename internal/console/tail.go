@@ -50,6 +50,8 @@ func (c *Console) tail(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), time.Duration(c.config.TailMaxMs)*time.Millisecond)
 	defer cancel()
+	stop := context.AfterFunc(c.done, cancel)
+	defer stop()
 	detail, err := topicPartitions(ctx, s, topic)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusNotFound)
@@ -79,14 +81,22 @@ func (c *Console) tail(w http.ResponseWriter, r *http.Request) {
 		}
 		return controller.Flush() == nil
 	}
+	// ended says why the tail's context ended, unless the browser left.
+	ended := func() {
+		switch {
+		case r.Context().Err() != nil:
+		case c.done.Err() != nil:
+			send("end", map[string]string{"reason": "the node is shutting down"})
+		default:
+			send("end", map[string]string{"reason": fmt.Sprintf("the tail stops after %d ms (console.tail.max.ms)", c.config.TailMaxMs)})
+		}
+	}
 	if !send("ready", map[string]any{"topic": topic}) {
 		return
 	}
 	for {
 		if ctx.Err() != nil {
-			if r.Context().Err() == nil {
-				send("end", map[string]string{"reason": fmt.Sprintf("the tail stops after %d ms (console.tail.max.ms)", c.config.TailMaxMs)})
-			}
+			ended()
 			return
 		}
 		sent, skipped := 0, 0
@@ -97,7 +107,9 @@ func (c *Console) tail(w http.ResponseWriter, r *http.Request) {
 		for leader, group := range byLeader {
 			response, err := fetchOnce(ctx, s, detail, leader, group, c.config.RecordsMaxBytes, tailWaitMs/int32(len(byLeader)))
 			if err != nil {
-				if ctx.Err() == nil {
+				if ctx.Err() != nil {
+					ended()
+				} else {
 					send("end", map[string]string{"reason": err.Error()})
 				}
 				return

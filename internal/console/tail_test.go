@@ -89,3 +89,45 @@ func TestTailStopsWhenTheBrowserGoesAway(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestTailEndsOnDrain: a node shutting down ends open tails with a reason,
+// so the HTTP server's graceful shutdown is not held by them.
+func TestTailEndsOnDrain(t *testing.T) {
+	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cluster.Close()
+	c, err := New(Config{SeedBrokers: cluster.ListenAddrs()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	served, err := httpserve.Serve(httpserve.Config{Name: "console", Listeners: []httpserve.Listener{{Scheme: "http", Address: "127.0.0.1:0"}}}, c.Handler())
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get("http://" + served.Addrs()[0].String() + "/topics/t/tail")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	lines := bufio.NewScanner(resp.Body)
+	for lines.Scan() && !strings.HasPrefix(lines.Text(), "event: ready") {
+	}
+	c.Drain()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := served.Shutdown(ctx); err != nil {
+		t.Fatalf("shutdown held by the tail: %v", err)
+	}
+	ended := false
+	for lines.Scan() {
+		if strings.Contains(lines.Text(), "shutting down") {
+			ended = true
+		}
+	}
+	if !ended {
+		t.Fatal("the tail ended without saying why")
+	}
+}

@@ -138,6 +138,8 @@ func (n *Node) stopConsole(ctx context.Context) {
 	if n.console == nil {
 		return
 	}
+	// Live tails never go idle; end them first so Shutdown need not wait.
+	n.console.console.Drain()
 	if err := n.console.server.Shutdown(ctx); err != nil {
 		n.logger.Warn("console shutdown", "err", err)
 	}
