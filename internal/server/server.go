@@ -65,6 +65,7 @@ type Node struct {
 	// metrics.listener is empty.
 	metricsServer *metrics.Server
 	registry      *registryService // nil unless schema.registry.listeners is set
+	console       *consoleService  // nil unless console.listener is set
 	ready         atomic.Bool
 	// clientListeners are the listeners bound for clients, in the order of
 	// network.Server.Addrs.
@@ -356,6 +357,10 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 		n.Shutdown(context.Background())
 		return nil, err
 	}
+	if err := n.startConsole(logging.component("console")); err != nil {
+		n.Shutdown(context.Background())
+		return nil, err
+	}
 	n.ready.Store(true)
 	for _, a := range n.network.Addrs() {
 		n.logger.Info("samsa listening", "address", a.String(), "node.id", cfg.NodeID, "process.roles", cfg.ProcessRoles, "cluster.id", n.controller.Image().ClusterID, "log.dirs", cfg.LogDirs)
@@ -439,6 +444,7 @@ func (n *Node) Shutdown(ctx context.Context) error {
 		}
 		csCancel()
 	}
+	n.stopConsole(ctx)
 	n.stopRegistry(ctx)
 	n.broker.BeginShutdown()
 	errNet := n.network.Shutdown(ctx)
