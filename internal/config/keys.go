@@ -63,7 +63,7 @@ func (k *Key) validate(raw string) (string, error) {
 // brokerKeys is the broker configuration table: the core keys below and the
 // tables of each capability that has keys of its own, each in its own file
 // (keys_<area>.go).
-var brokerKeys = slices.Concat(coreBrokerKeys, tlsBrokerKeys, saslBrokerKeys, authorizerBrokerKeys, tierBrokerKeys, protocolBrokerKeys, registryBrokerKeys)
+var brokerKeys = slices.Concat(coreBrokerKeys, tlsBrokerKeys, saslBrokerKeys, authorizerBrokerKeys, tierBrokerKeys, protocolBrokerKeys, registryBrokerKeys, streamsBrokerKeys)
 
 // coreBrokerKeys is Kafka's KafkaConfig subset a single Samsa node uses, plus
 // Samsa's own keys. Defaults are Kafka 4.0's except where marked "Samsa".
@@ -464,7 +464,7 @@ var coreBrokerKeys = []Key{
 	{Name: "group.max.size", Type: typeInt, Default: intMax, Check: atLeast(1),
 		Doc:         "Maximum number of members of a classic group.",
 		brokerField: func(b *Broker) any { return &b.GroupMaxSize }},
-	{Name: "group.coordinator.rebalance.protocols", Type: typeList, Default: "classic,consumer",
+	{Name: "group.coordinator.rebalance.protocols", Type: typeList, Default: "classic,consumer,streams",
 		Check: allOf(listOf("classic", "consumer", "share", "streams"), func(v string) string {
 			for _, p := range splitList(v) {
 				if p == "classic" {
