@@ -1,0 +1,233 @@
+package group
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// wordCountTopology is the word count's topology as Kafka Streams sends it:
+// subtopology 0 reads "words" and writes the repartition topic, 1 reads it
+// and keeps a store with a changelog.
+func wordCountTopology(epoch int32) *kmsg.StreamsGroupHeartbeatRequestTopology {
+	t := kmsg.NewStreamsGroupHeartbeatRequestTopology()
+	t.Epoch = epoch
+	t.Subtopologies = []kmsg.StreamsGroupHeartbeatRequestTopologySubtopology{
+		{SubtopologyID: "0", SourceTopics: []string{"words"}, RepartitionSinkTopics: []string{"app-repartition"}},
+		{SubtopologyID: "1",
+			RepartitionSourceTopics: []kmsg.TopicInfo{{Topic: "app-repartition"}},
+			StateChangelogTopics:    []kmsg.TopicInfo{{Topic: "app-changelog", Configs: []kmsg.TopicInfoConfig{{Key: "message.timestamp.type", Value: "CreateTime"}}}}},
+	}
+	return &t
+}
+
+// shb is one StreamsGroupHeartbeat; owned nil leaves the task fields null.
+type shb struct {
+	member   string
+	process  string
+	epoch    int32
+	topology *kmsg.StreamsGroupHeartbeatRequestTopology
+	owned    *streamsTasks
+}
+
+type streamsAnswer struct {
+	resp     *kmsg.StreamsGroupHeartbeatResponse
+	toCreate []StreamsTopicToCreate
+}
+
+func (h *harness) sgHeartbeat(r shb) streamsAnswer {
+	h.t.Helper()
+	req := kmsg.NewPtrStreamsGroupHeartbeatRequest()
+	req.Version = 1
+	req.Group, req.MemberID, req.MemberEpoch = "app", r.member, r.epoch
+	if r.epoch == 0 {
+		req.RebalanceTimeoutMillis = 30000
+		req.Topology = r.topology
+		req.ProcessID = stringPtr(r.process)
+		req.ActiveTasks, req.StandbyTasks, req.WarmupTasks = []kmsg.TaskIDs{}, []kmsg.TaskIDs{}, []kmsg.TaskIDs{}
+	}
+	if r.owned != nil {
+		req.ActiveTasks, req.StandbyTasks, req.WarmupTasks = taskSetToWire(r.owned.active), taskSetToWire(r.owned.standby), taskSetToWire(r.owned.warmup)
+	}
+	var out streamsAnswer
+	h.s.streamsGroupHeartbeat(h.now, Client{ID: "client", Host: "/127.0.0.1"}, req, func(resp *kmsg.StreamsGroupHeartbeatResponse, tc []StreamsTopicToCreate) {
+		out = streamsAnswer{resp, tc}
+	})
+	h.drain()
+	if out.resp == nil {
+		h.t.Fatal("heartbeat not answered")
+	}
+	return out
+}
+
+func statusCodes(resp *kmsg.StreamsGroupHeartbeatResponse) []int8 {
+	var out []int8
+	for _, s := range resp.Status {
+		out = append(out, s.StatusCode)
+	}
+	return out
+}
+
+func (h *harness) streamsGroup(id string) *streamsGroup {
+	h.t.Helper()
+	g, ok := h.s.groups[id].(*streamsGroup)
+	if !ok {
+		h.t.Fatalf("no streams group %q", id)
+	}
+	return g
+}
+
+// TestStreamsGroupLifecycle: a member joins before the internal topics
+// exist (they are returned to be created, no tasks), gets every task once
+// they do, shares them with a second member joining (revoked before they
+// move), and the group replays from its records to the same state.
+func TestStreamsGroupLifecycle(t *testing.T) {
+	topics := fakeTopics{"words": 4}
+	h := newConsumerHarness(t, topics)
+
+	a := h.sgHeartbeat(shb{member: "a", process: "pa", topology: wordCountTopology(1)})
+	if a.resp.ErrorCode != 0 || a.resp.MemberEpoch != 1 || !slices.Equal(statusCodes(a.resp), []int8{streamsStatusMissingInternalTopics}) {
+		t.Fatalf("join: %+v", a.resp)
+	}
+	if len(a.toCreate) != 2 || a.toCreate[0].Name != "app-changelog" || a.toCreate[0].NumPartitions != 4 ||
+		a.toCreate[0].Configs["cleanup.policy"] != "compact" || a.toCreate[0].Configs["message.timestamp.type"] != "CreateTime" ||
+		a.toCreate[1].Name != "app-repartition" || a.toCreate[1].NumPartitions != 4 || a.toCreate[1].Configs["cleanup.policy"] != "delete" {
+		t.Fatalf("topics to create: %+v", a.toCreate)
+	}
+	if len(a.resp.ActiveTasks) != 0 || h.streamsGroup("app").stateName() != "NotReady" {
+		t.Fatalf("tasks before the topics exist: %+v, state %s", a.resp.ActiveTasks, h.streamsGroup("app").stateName())
+	}
+
+	topics["app-changelog"], topics["app-repartition"] = 4, 4
+	a = h.sgHeartbeat(shb{member: "a", epoch: 1, owned: &streamsTasks{}})
+	if a.resp.MemberEpoch != 2 || len(a.resp.Status) != 0 || taskSetFromWire(a.resp.ActiveTasks).size() != 8 {
+		t.Fatalf("once the topics exist: %+v", a.resp)
+	}
+	ownedA := streamsTasks{active: taskSetFromWire(a.resp.ActiveTasks)}
+
+	b := h.sgHeartbeat(shb{member: "b", process: "pb", topology: wordCountTopology(1)})
+	if b.resp.MemberEpoch != 3 || taskSetFromWire(b.resp.ActiveTasks).size() != 0 {
+		t.Fatalf("b joins: %+v", b.resp)
+	}
+	if m := h.streamsGroup("app").members["b"]; m.state != memberUnreleasedPartitions {
+		t.Fatalf("b is %d, want unreleased while a still owns its tasks", m.state)
+	}
+	a = h.sgHeartbeat(shb{member: "a", epoch: 2, owned: &ownedA})
+	if a.resp.MemberEpoch != 2 || taskSetFromWire(a.resp.ActiveTasks).size() != 4 {
+		t.Fatalf("a must revoke half at its epoch: %+v", a.resp)
+	}
+	ownedA = streamsTasks{active: taskSetFromWire(a.resp.ActiveTasks)}
+	a = h.sgHeartbeat(shb{member: "a", epoch: 2, owned: &ownedA})
+	if a.resp.MemberEpoch != 3 {
+		t.Fatalf("a revoked, moves to epoch 3: %+v", a.resp)
+	}
+	b = h.sgHeartbeat(shb{member: "b", epoch: 3, owned: &streamsTasks{}})
+	if taskSetFromWire(b.resp.ActiveTasks).size() != 4 || !slices.Equal(names(taskSetFromWire(b.resp.ActiveTasks).intersect(ownedA.active)), nil) {
+		t.Fatalf("b gets the other half: %+v", b.resp)
+	}
+	if s := h.streamsGroup("app").stateName(); s != "Stable" {
+		t.Fatalf("state %s, want Stable", s)
+	}
+
+	before := h.s.describeStreamsGroup(&kmsg.StreamsGroupDescribeRequest{Version: 1}, "app")
+	h.reload()
+	after := h.s.describeStreamsGroup(&kmsg.StreamsGroupDescribeRequest{Version: 1}, "app")
+	if before.State != after.State || before.Epoch != after.Epoch || len(after.Members) != 2 ||
+		!taskSetFromWire(before.Members[0].Assignment.ActiveTasks).equal(taskSetFromWire(after.Members[0].Assignment.ActiveTasks)) {
+		t.Fatalf("after reload: %+v, before %+v", after, before)
+	}
+
+	// b leaves: a gets everything back on its next heartbeats.
+	if r := h.sgHeartbeat(shb{member: "b", epoch: -1}); r.resp.ErrorCode != 0 || r.resp.MemberEpoch != -1 {
+		t.Fatalf("leave: %+v", r.resp)
+	}
+	a = h.sgHeartbeat(shb{member: "a", epoch: 3, owned: &ownedA})
+	if taskSetFromWire(a.resp.ActiveTasks).size() != 8 {
+		t.Fatalf("after b left: %+v", a.resp)
+	}
+	// The group is deleted once empty, with tombstones.
+	h.sgHeartbeat(shb{member: "a", epoch: -1})
+	var results []kmsg.DeleteGroupsResponseGroup
+	h.s.deleteGroups(h.now, []string{"app"}, func(r []kmsg.DeleteGroupsResponseGroup) { results = r })
+	h.drain()
+	if results[0].ErrorCode != 0 || h.s.groups["app"] != nil {
+		t.Fatalf("delete: %+v", results)
+	}
+	h.reload()
+	if h.s.groups["app"] != nil {
+		t.Fatal("deleted streams group back after reload")
+	}
+}
+
+// TestStreamsGroupBadInput: Kafka's error codes for bad heartbeats, and
+// the group keeps working.
+func TestStreamsGroupBadInput(t *testing.T) {
+	topics := fakeTopics{"words": 4, "app-changelog": 4, "app-repartition": 4}
+	h := newConsumerHarness(t, topics)
+	badChangelog := wordCountTopology(1)
+	badChangelog.Subtopologies[1].StateChangelogTopics[0].NumPartitions = 3
+	other := wordCountTopology(1)
+	other.Subtopologies[0].SourceTopics = []string{"lines"}
+	for _, c := range []struct {
+		name string
+		hb   shb
+		code int16
+	}{
+		{"unknown group", shb{member: "x", epoch: 5, owned: &streamsTasks{}}, kerr.GroupIDNotFound.Code},
+		{"empty member id", shb{member: "", topology: wordCountTopology(1)}, kerr.InvalidRequest.Code},
+		{"join without topology", shb{member: "x"}, kerr.InvalidRequest.Code},
+		{"changelog with a partition count", shb{member: "x", topology: badChangelog}, kerr.InvalidRequest.Code},
+		{"epoch below -2", shb{member: "x", epoch: -3}, kerr.InvalidRequest.Code},
+	} {
+		if r := h.sgHeartbeat(c.hb); r.resp.ErrorCode != c.code {
+			t.Errorf("%s: error %d, want %d (%v)", c.name, r.resp.ErrorCode, c.code, r.resp.ErrorMessage)
+		}
+	}
+	a := h.sgHeartbeat(shb{member: "a", process: "pa", topology: wordCountTopology(1)})
+	if a.resp.ErrorCode != 0 || len(a.toCreate) != 0 {
+		t.Fatalf("join: %+v", a.resp)
+	}
+	h.sgHeartbeat(shb{member: "b", process: "pb", topology: wordCountTopology(1)})
+	for _, c := range []struct {
+		name string
+		hb   shb
+		code int16
+	}{
+		{"epoch ahead", shb{member: "a", epoch: 9, owned: &streamsTasks{}}, kerr.FencedMemberEpoch.Code},
+		{"stale epoch", shb{member: "b", epoch: 1, owned: &streamsTasks{}}, kerr.FencedMemberEpoch.Code},
+		{"unknown member", shb{member: "z", epoch: 1, owned: &streamsTasks{}}, kerr.UnknownMemberID.Code},
+		{"another topology while others run", shb{member: "c", process: "pc", topology: other}, kerr.InvalidRequest.Code},
+		{"owned task of an unknown subtopology", shb{member: "a", epoch: a.resp.MemberEpoch, owned: &streamsTasks{active: tasksOf("9_0")}}, kerr.InvalidRequest.Code},
+		{"owned task out of range", shb{member: "a", epoch: a.resp.MemberEpoch, owned: &streamsTasks{active: tasksOf("0_7")}}, kerr.InvalidRequest.Code},
+	} {
+		if r := h.sgHeartbeat(c.hb); r.resp.ErrorCode != c.code {
+			t.Errorf("%s: error %d, want %d (%v)", c.name, r.resp.ErrorCode, c.code, r.resp.ErrorMessage)
+		}
+	}
+	// A topology whose source topic is missing reports it and assigns nothing.
+	missing := wordCountTopology(1)
+	missing.Subtopologies[0].SourceTopics = []string{"nope"}
+	h2 := newConsumerHarness(t, fakeTopics{})
+	r := h2.sgHeartbeat(shb{member: "m", process: "p", topology: missing})
+	if r.resp.ErrorCode != 0 || !slices.Equal(statusCodes(r.resp), []int8{streamsStatusMissingSourceTopics}) || len(r.toCreate) != 0 {
+		t.Fatalf("missing source topic: %+v", r.resp)
+	}
+	// Copartitioned topics of different sizes.
+	co := kmsg.NewStreamsGroupHeartbeatRequestTopology()
+	co.Epoch = 1
+	co.Subtopologies = []kmsg.StreamsGroupHeartbeatRequestTopologySubtopology{{SubtopologyID: "0", SourceTopics: []string{"l", "r"},
+		CopartitionGroups: []kmsg.StreamsGroupHeartbeatRequestTopologySubtopologyCopartitionGroup{{SourceTopics: []int16{0, 1}}}}}
+	h3 := newConsumerHarness(t, fakeTopics{"l": 2, "r": 3})
+	r = h3.sgHeartbeat(shb{member: "m", process: "p", topology: &co})
+	if !slices.Equal(statusCodes(r.resp), []int8{streamsStatusIncorrectlyPartitionedTopics}) {
+		t.Fatalf("copartition mismatch: %+v", r.resp)
+	}
+	// The session timeout removes a silent member.
+	h.advance(46 * 1e9)
+	h.advance(1e9) // the second removal waits for the first one's write
+	if n := len(h.streamsGroup("app").members); n != 0 {
+		t.Fatalf("%d members after their sessions expired", n)
+	}
+}
