@@ -44,8 +44,9 @@ func describeStreamsGroup(cl *kgo.Client, id string) (kmsg.StreamsGroupDescribeR
 }
 
 // stableWithProcesses waits until the group is Stable with members of n
-// processes, every task of the word count (two subtopologies of four
-// partitions) active on exactly one member.
+// processes, each running tasks, no warm-up left, every task of the word
+// count (two subtopologies of four partitions) active on exactly one
+// member.
 func stableWithProcesses(cl *kgo.Client, id string, n int) func() error {
 	return func() error {
 		g, err := describeStreamsGroup(cl, id)
@@ -54,8 +55,12 @@ func stableWithProcesses(cl *kgo.Client, id string, n int) func() error {
 		}
 		processes := map[string]bool{}
 		active := map[string]int{}
+		warmups := 0
 		for _, m := range g.Members {
-			processes[m.ProcessID] = true
+			processes[m.ProcessID] = processes[m.ProcessID] || len(m.Assignment.ActiveTasks) > 0
+			for _, t := range m.Assignment.WarmupTasks {
+				warmups += len(t.Partitions)
+			}
 			for _, t := range m.Assignment.ActiveTasks {
 				for _, p := range t.Partitions {
 					active[fmt.Sprintf("%s_%d", t.SubtopologyID, p)]++
@@ -64,6 +69,14 @@ func stableWithProcesses(cl *kgo.Client, id string, n int) func() error {
 		}
 		if g.State != "Stable" || len(processes) != n {
 			return fmt.Errorf("group %s with %d processes, want Stable with %d", g.State, len(processes), n)
+		}
+		for p, running := range processes {
+			if !running {
+				return fmt.Errorf("process %s runs no task yet (%d warm-ups)", p, warmups)
+			}
+		}
+		if warmups > 0 {
+			return fmt.Errorf("%d warm-up tasks still restoring", warmups)
 		}
 		if len(active) != 8 {
 			return fmt.Errorf("%d tasks active, want 8: %v", len(active), active)
@@ -80,12 +93,15 @@ func stableWithProcesses(cl *kgo.Client, id string, n int) func() error {
 // TestKafkaStreamsWordCountStreamsGroups runs the word count with
 // group.protocol=streams (KIP-1071): the broker keeps the topology,
 // creates the repartition and changelog topics and assigns the tasks. A
-// second instance joins (the tasks are shared between the two processes,
-// with a standby each) and then leaves; the final counts must be exact.
+// second instance joins (it warms up the state of the stateful tasks it is
+// to run, they move once it has caught up, and every stateful task gets a
+// standby on the other process) and then leaves; the final counts must be
+// exact.
 func TestKafkaStreamsWordCountStreamsGroups(t *testing.T) {
 	classpath := needJava(t)
 	c := clustertest.StartCluster(t, 1, "auto.create.topics.enable=false",
-		"group.streams.heartbeat.interval.ms=1000", "group.streams.num.standby.replicas=1")
+		"group.streams.heartbeat.interval.ms=1000", "group.streams.num.standby.replicas=1",
+		"group.streams.task.offset.interval.ms=1000")
 	addrs := c.Addrs()
 	bootstrap := strings.Join(addrs, ",")
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...), kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))

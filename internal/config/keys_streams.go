@@ -10,6 +10,7 @@ type StreamsGroupConfig struct {
 	MaxSize              int32 // group.streams.max.size
 	NumStandbyReplicas   int32 // group.streams.num.standby.replicas
 	MaxStandbyReplicas   int32 // group.streams.max.standby.replicas
+	NumWarmupReplicas    int32 // group.streams.num.warmup.replicas
 	TaskOffsetIntervalMs int32 // group.streams.task.offset.interval.ms
 }
 
@@ -36,6 +37,9 @@ var streamsBrokerKeys = []Key{
 	{Name: "group.streams.max.standby.replicas", Type: typeInt, Default: "2", Check: atLeast(0),
 		Doc:         "The maximum allowed number of standby replicas of a streams group's tasks.",
 		brokerField: func(b *Broker) any { return &b.StreamsGroup.MaxStandbyReplicas }},
+	{Name: "group.streams.num.warmup.replicas", Type: typeInt, Default: "2", Check: atLeast(0),
+		Doc:         "The maximum number of warmup task replicas of a streams group: tasks restoring their state on the member they are to move to while their current owner keeps running them.",
+		brokerField: func(b *Broker) any { return &b.StreamsGroup.NumWarmupReplicas }},
 	{Name: "group.streams.task.offset.interval.ms", Type: typeInt, Default: "60000", Check: atLeast(1),
 		Doc:         "The interval in which streams group members report their task changelog offsets to the broker.",
 		brokerField: func(b *Broker) any { return &b.StreamsGroup.TaskOffsetIntervalMs }},

@@ -96,6 +96,8 @@ func (s *shard) applyStreamsMemberMetadata(g *streamsGroup, r *streamsRecord) {
 		}
 		setActiveOwners(g, old, nil)
 		delete(g.members, r.member)
+		delete(g.taskOffsets, r.member)
+		delete(g.taskEndOffsets, r.member)
 		if old.instanceID != nil && g.staticMembers[*old.instanceID] == old.id {
 			delete(g.staticMembers, *old.instanceID)
 		}

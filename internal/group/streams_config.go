@@ -25,6 +25,9 @@ type StreamsGroupConfig struct {
 	// NumStandbyReplicas is group.streams.num.standby.replicas (0): the
 	// standby tasks of each stateful task.
 	NumStandbyReplicas int32
+	// NumWarmupReplicas is group.streams.num.warmup.replicas (2): the most
+	// warm-up tasks a group has at once.
+	NumWarmupReplicas int32
 	// AcceptableRecoveryLag is the streams group config
 	// acceptable.recovery.lag (10000) members are told: the changelog lag
 	// up to which a warm-up task counts as caught up.
@@ -42,6 +45,7 @@ func DefaultStreamsGroupConfig() StreamsGroupConfig {
 		HeartbeatIntervalMs:   5000,
 		MaxSize:               math.MaxInt32,
 		NumStandbyReplicas:    0,
+		NumWarmupReplicas:     2,
 		AcceptableRecoveryLag: 10000,
 		TaskOffsetIntervalMs:  60000,
 	}
@@ -57,6 +61,8 @@ func (c StreamsGroupConfig) validate() error {
 		return fmt.Errorf("%w: group.streams.max.size must be at least 1", ErrInvalidConfig)
 	case c.NumStandbyReplicas < 0:
 		return fmt.Errorf("%w: group.streams.num.standby.replicas must not be negative", ErrInvalidConfig)
+	case c.NumWarmupReplicas < 0:
+		return fmt.Errorf("%w: group.streams.num.warmup.replicas must not be negative", ErrInvalidConfig)
 	case c.TaskOffsetIntervalMs < 1:
 		return fmt.Errorf("%w: group.streams.task.offset.interval.ms must be at least 1", ErrInvalidConfig)
 	}

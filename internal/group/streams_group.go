@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // streamsGroup is a group of Kafka Streams clients using the streams
@@ -61,6 +62,11 @@ type streamsGroup struct {
 	// shutdownRequested is set when a member asked every client of the
 	// application to shut down (KIP-1071's SHUTDOWN_APPLICATION).
 	shutdownRequested bool
+	// taskOffsets and taskEndOffsets hold, by member, the changelog
+	// offsets of the tasks it has state for and the changelog end offsets
+	// of its active tasks, as its heartbeats last reported them.
+	taskOffsets    map[string]map[taskID]int64
+	taskEndOffsets map[string]map[taskID]int64
 	// pendingWrites counts the appends of this group's records not yet
 	// done (see writeStreamsRecords).
 	pendingWrites int
@@ -80,7 +86,59 @@ func newStreamsGroup(id string) *streamsGroup {
 		staticMembers:          make(map[string]string),
 		target:                 make(map[string]streamsTasks),
 		activeOwners:           make(map[taskID]string),
+		taskOffsets:            make(map[string]map[taskID]int64),
+		taskEndOffsets:         make(map[string]map[taskID]int64),
 	}
+}
+
+// caughtUpFunc returns the assignor's test of whether a process's state of
+// a task is caught up: the process running it now is; another is when its
+// members reported a changelog offset for it within acceptableLag of the
+// end offset its active owner reported. Without any reported offset in
+// the group it returns nil: nothing is known, and no warm-ups are made.
+func (g *streamsGroup) caughtUpFunc(members []streamsAssignee, acceptableLag int64) func(process string, t taskID) bool {
+	if len(g.taskOffsets) == 0 {
+		return nil
+	}
+	processOf := make(map[string]string, len(members))
+	for _, m := range members {
+		processOf[m.id] = m.processID
+	}
+	for id, m := range g.members {
+		if _, ok := processOf[id]; !ok {
+			processOf[id] = m.processID
+		}
+	}
+	return func(process string, t taskID) bool {
+		if owner, ok := g.activeOwners[t]; ok && processOf[owner] == process {
+			return true
+		}
+		end, endKnown := int64(0), false
+		for _, offsets := range g.taskEndOffsets {
+			if o, ok := offsets[t]; ok {
+				end, endKnown = max(end, o), true
+			}
+		}
+		offset, known := int64(0), false
+		for id, offsets := range g.taskOffsets {
+			if o, ok := offsets[t]; ok && processOf[id] == process {
+				offset, known = max(offset, o), true
+			}
+		}
+		return known && (!endKnown || end-offset <= acceptableLag)
+	}
+}
+
+// taskOffsetsOf converts reported task offsets; nil stays nil (unchanged).
+func taskOffsetsOf(in []kmsg.TaskOffset) map[taskID]int64 {
+	if in == nil {
+		return nil
+	}
+	out := make(map[taskID]int64, len(in))
+	for _, o := range in {
+		out[taskID{o.SubtopologyID, o.Partition}] = o.Offset
+	}
+	return out
 }
 
 // streamsGroupState is Kafka's StreamsGroupState; derived, never stored.

@@ -232,11 +232,27 @@ func (s *shard) streamsHeartbeatMember(now time.Time, client Client, req *kmsg.S
 	if topologyChanged || configured == nil || hash != g.metadataHash || configured.topologyEpoch != topology.epoch {
 		configured = configureStreamsTopology(topology, tm)
 	}
+	// Task offsets are soft state, kept as reported; a warm-up task of the
+	// member that has caught up triggers a rebalance so that it can move.
+	warmedUp := false
+	if offsets := taskOffsetsOf(req.TaskOffsets); offsets != nil {
+		g.taskOffsets[updated.id] = offsets
+		if caughtUp := g.caughtUpFunc(nil, cfg.AcceptableRecoveryLag); caughtUp != nil {
+			for t := range g.targetFor(updated.id, updated.instanceID).warmup.each() {
+				if caughtUp(updated.processID, t) {
+					warmedUp = true
+				}
+			}
+		}
+	}
+	if offsets := taskOffsetsOf(req.TaskEndOffsets); offsets != nil {
+		g.taskEndOffsets[updated.id] = offsets
+	}
 	validated := int32(-1)
 	if configured.ready() {
 		validated = topology.epoch
 	}
-	bump := g.groupEpoch == 0 || isNew || topologyChanged || hash != g.metadataHash || updated.processID != member.processID ||
+	bump := g.groupEpoch == 0 || isNew || warmedUp || topologyChanged || hash != g.metadataHash || updated.processID != member.processID ||
 		!equalStringPtr(updated.rackID, member.rackID) || !slices.Equal(updated.clientTags, member.clientTags) || validated != g.validatedTopologyEpoch
 	groupEpoch := g.groupEpoch
 	if bump {
@@ -418,11 +434,14 @@ func (s *shard) computeStreamsTarget(g *streamsGroup, epoch int32, updated *stre
 	sortAssignees(assignees)
 	var targets map[string]streamsTasks
 	if configured.ready() {
+		cfg := s.config.StreamsGroup
 		targets = assignStreamsTasks(streamsAssignmentSpec{
 			members:     assignees,
 			numTasks:    configured.numTasks,
 			stateful:    configured.stateful,
-			numStandbys: int(s.config.StreamsGroup.NumStandbyReplicas),
+			numStandbys: int(cfg.NumStandbyReplicas),
+			numWarmups:  int(cfg.NumWarmupReplicas),
+			caughtUp:    g.caughtUpFunc(assignees, cfg.AcceptableRecoveryLag),
 		})
 	} else {
 		targets = make(map[string]streamsTasks, len(assignees))

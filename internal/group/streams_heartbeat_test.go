@@ -30,6 +30,21 @@ type shb struct {
 	epoch    int32
 	topology *kmsg.StreamsGroupHeartbeatRequestTopology
 	owned    *streamsTasks
+	// offsets and endOffsets are reported task changelog offsets.
+	offsets, endOffsets map[string]int64
+}
+
+func wireTaskOffsets(m map[string]int64) []kmsg.TaskOffset {
+	if m == nil {
+		return nil
+	}
+	out := []kmsg.TaskOffset{}
+	for _, name := range sortedKeys(m) {
+		for t := range tasksOf(name).each() {
+			out = append(out, kmsg.TaskOffset{SubtopologyID: t.subtopology, Partition: t.partition, Offset: m[name]})
+		}
+	}
+	return out
 }
 
 type streamsAnswer struct {
@@ -51,6 +66,7 @@ func (h *harness) sgHeartbeat(r shb) streamsAnswer {
 	if r.owned != nil {
 		req.ActiveTasks, req.StandbyTasks, req.WarmupTasks = taskSetToWire(r.owned.active), taskSetToWire(r.owned.standby), taskSetToWire(r.owned.warmup)
 	}
+	req.TaskOffsets, req.TaskEndOffsets = wireTaskOffsets(r.offsets), wireTaskOffsets(r.endOffsets)
 	var out streamsAnswer
 	h.s.streamsGroupHeartbeat(h.now, Client{ID: "client", Host: "/127.0.0.1"}, req, func(resp *kmsg.StreamsGroupHeartbeatResponse, tc []StreamsTopicToCreate) {
 		out = streamsAnswer{resp, tc}
@@ -229,5 +245,51 @@ func TestStreamsGroupBadInput(t *testing.T) {
 	h.advance(1e9) // the second removal waits for the first one's write
 	if n := len(h.streamsGroup("app").members); n != 0 {
 		t.Fatalf("%d members after their sessions expired", n)
+	}
+}
+
+// TestStreamsGroupWarmups: a process joining without state gets the
+// stateful tasks it is to run as warm-ups while their owner keeps them;
+// once it reports its changelog offsets within acceptable.recovery.lag the
+// group rebalances and they move.
+func TestStreamsGroupWarmups(t *testing.T) {
+	topics := fakeTopics{"words": 4, "app-changelog": 4, "app-repartition": 4}
+	h := newConsumerHarness(t, topics)
+	a := h.sgHeartbeat(shb{member: "a", process: "pa", topology: wordCountTopology(1)})
+	a = h.sgHeartbeat(shb{member: "a", epoch: a.resp.MemberEpoch, owned: &streamsTasks{}})
+	all := streamsTasks{active: taskSetFromWire(a.resp.ActiveTasks)}
+	if all.active.size() != 8 {
+		t.Fatalf("a: %+v", a.resp)
+	}
+	stateful := map[string]int64{"1_0": 50000, "1_1": 50000, "1_2": 50000, "1_3": 50000}
+	a = h.sgHeartbeat(shb{member: "a", epoch: a.resp.MemberEpoch, owned: &all, offsets: stateful, endOffsets: stateful})
+
+	b := h.sgHeartbeat(shb{member: "b", process: "pb", topology: wordCountTopology(1)})
+	target := h.streamsGroup("app").target["b"]
+	if names(target.active) != nil && !slices.Equal(names(target.active), []string{"0_2", "0_3"}) || !slices.Equal(names(target.warmup), []string{"1_2", "1_3"}) {
+		t.Fatalf("b's target: active %v warmup %v, want the stateless half and warm-ups of 1_2, 1_3", names(target.active), names(target.warmup))
+	}
+	// a gives up the stateless tasks, b takes them and its warm-ups.
+	a = h.sgHeartbeat(shb{member: "a", epoch: a.resp.MemberEpoch, owned: &all})
+	kept := streamsTasks{active: taskSetFromWire(a.resp.ActiveTasks)}
+	a = h.sgHeartbeat(shb{member: "a", epoch: a.resp.MemberEpoch, owned: &kept})
+	b = h.sgHeartbeat(shb{member: "b", epoch: b.resp.MemberEpoch, owned: &streamsTasks{}})
+	if !slices.Equal(names(taskSetFromWire(b.resp.WarmupTasks)), []string{"1_2", "1_3"}) {
+		t.Fatalf("b's warm-ups: %+v", b.resp.WarmupTasks)
+	}
+	ownedB := streamsTasks{active: taskSetFromWire(b.resp.ActiveTasks), warmup: taskSetFromWire(b.resp.WarmupTasks)}
+	epoch := h.streamsGroup("app").groupEpoch
+	// Far behind: nothing moves.
+	b = h.sgHeartbeat(shb{member: "b", epoch: b.resp.MemberEpoch, owned: &ownedB, offsets: map[string]int64{"1_2": 0, "1_3": 0}})
+	if h.streamsGroup("app").groupEpoch != epoch {
+		t.Fatal("a lagging warm-up rebalanced the group")
+	}
+	// Caught up on 1_2: the group rebalances, 1_2 moves to b.
+	b = h.sgHeartbeat(shb{member: "b", epoch: b.resp.MemberEpoch, owned: &ownedB, offsets: map[string]int64{"1_2": 45000, "1_3": 0}})
+	if h.streamsGroup("app").groupEpoch != epoch+1 {
+		t.Fatal("a caught-up warm-up did not rebalance the group")
+	}
+	if target := h.streamsGroup("app").target["b"]; !target.active.contains(taskID{"1", 2}) || !slices.Equal(names(target.warmup), []string{"1_3"}) {
+		t.Fatalf("after catching up: active %v warmup %v", names(target.active), names(target.warmup))
 	}
 }

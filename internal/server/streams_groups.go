@@ -15,6 +15,7 @@ func streamsGroupConfig(cfg *config.Broker) group.StreamsGroupConfig {
 	c.HeartbeatIntervalMs = cfg.StreamsGroup.HeartbeatIntervalMs
 	c.MaxSize = cfg.StreamsGroup.MaxSize
 	c.NumStandbyReplicas = cfg.StreamsGroup.NumStandbyReplicas
+	c.NumWarmupReplicas = cfg.StreamsGroup.NumWarmupReplicas
 	c.TaskOffsetIntervalMs = cfg.StreamsGroup.TaskOffsetIntervalMs
 	return c
 }
