@@ -47,7 +47,7 @@ func describeStreamsGroup(cl *kgo.Client, id string) (kmsg.StreamsGroupDescribeR
 // processes, each running tasks, no warm-up left, every task of the word
 // count (two subtopologies of four partitions) active on exactly one
 // member.
-func stableWithProcesses(cl *kgo.Client, id string, n int) func() error {
+func stableWithProcesses(cl *kgo.Client, id string, n int, seenWarmups *int) func() error {
 	return func() error {
 		g, err := describeStreamsGroup(cl, id)
 		if err != nil {
@@ -75,6 +75,7 @@ func stableWithProcesses(cl *kgo.Client, id string, n int) func() error {
 				return fmt.Errorf("process %s runs no task yet (%d warm-ups)", p, warmups)
 			}
 		}
+		*seenWarmups = max(*seenWarmups, warmups)
 		if warmups > 0 {
 			return fmt.Errorf("%d warm-up tasks still restoring", warmups)
 		}
@@ -134,10 +135,12 @@ func TestKafkaStreamsWordCountStreamsGroups(t *testing.T) {
 	}
 	a := startWordCount(t, classpath, bootstrap, app, filepath.Join(dir, "a"), 1, "streams")
 	clustertest.WaitFor(t, 120*time.Second, running(a))
-	clustertest.WaitFor(t, 60*time.Second, stableWithProcesses(cl, app, 1))
+	var warmups int
+	clustertest.WaitFor(t, 60*time.Second, stableWithProcesses(cl, app, 1, &warmups))
 
 	b := startWordCount(t, classpath, bootstrap, app, filepath.Join(dir, "b"), 1, "streams")
-	clustertest.WaitFor(t, 120*time.Second, stableWithProcesses(cl, app, 2))
+	clustertest.WaitFor(t, 120*time.Second, stableWithProcesses(cl, app, 2, &warmups))
+	t.Logf("warm-up tasks seen at once while the second instance joined: %d", warmups)
 	clustertest.WaitFor(t, 60*time.Second, running(a, b))
 	g, err := describeStreamsGroup(cl, app)
 	if err != nil {
@@ -173,7 +176,7 @@ func TestKafkaStreamsWordCountStreamsGroups(t *testing.T) {
 	produceLines(t, cl, total/3, 2*total/3, want)
 
 	b.stop(t)
-	clustertest.WaitFor(t, 60*time.Second, stableWithProcesses(cl, app, 1))
+	clustertest.WaitFor(t, 60*time.Second, stableWithProcesses(cl, app, 1, &warmups))
 	produceLines(t, cl, 2*total/3, total, want)
 	clustertest.WaitFor(t, 120*time.Second, func() error {
 		return checkCounts(readCounts(t, addrs), want)

@@ -224,6 +224,26 @@ func (g *streamsGroup) validateOffsetCommit(c offsetCommitter) int16 {
 	return 0
 }
 
+// validateOffsetFetch is Kafka's StreamsGroup.validateOffsetFetch, the
+// consumer group's rule: a fetch naming neither member nor epoch is
+// accepted; otherwise the member must exist at that epoch.
+func (g *streamsGroup) validateOffsetFetch(memberID *string, memberEpoch int32) int16 {
+	if memberID == nil && memberEpoch < 0 {
+		return 0
+	}
+	var m *streamsMember
+	if memberID != nil {
+		m = g.members[*memberID]
+	}
+	if m == nil {
+		return kerr.UnknownMemberID.Code
+	}
+	if memberEpoch != m.memberEpoch {
+		return kerr.StaleMemberEpoch.Code
+	}
+	return 0
+}
+
 // isSubscribedToTopic: a streams group consumes the source and repartition
 // topics of its topology.
 func (g *streamsGroup) isSubscribedToTopic(topic string) bool {

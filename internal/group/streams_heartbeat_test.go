@@ -147,6 +147,27 @@ func TestStreamsGroupLifecycle(t *testing.T) {
 		t.Fatalf("state %s, want Stable", s)
 	}
 
+	// Offset commits carry the member epoch: the current one is accepted.
+	if r := h.commit("app", "a", 3, 9, map[string]map[int32]int64{"words": {0: 5}}); r.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("commit at the member epoch: %+v", r)
+	}
+	if r := h.commit("app", "a", 2, 9, map[string]map[int32]int64{"words": {0: 5}}); r.Topics[0].Partitions[0].ErrorCode != kerr.StaleMemberEpoch.Code {
+		t.Fatalf("commit at an old epoch: %+v", r)
+	}
+	if r := h.commit("app", "nobody", 3, 9, map[string]map[int32]int64{"words": {0: 5}}); r.Topics[0].Partitions[0].ErrorCode != kerr.UnknownMemberID.Code {
+		t.Fatalf("commit by an unknown member: %+v", r)
+	}
+	fetch := kmsg.NewOffsetFetchRequestGroup()
+	fetch.Group, fetch.MemberID, fetch.MemberEpoch = "app", stringPtr("a"), 1
+	fetch.Topics = []kmsg.OffsetFetchRequestGroupTopic{{Topic: "words", Partitions: []int32{0}}}
+	if g := h.s.fetchOffsets(9, &fetch); g.ErrorCode != kerr.StaleMemberEpoch.Code {
+		t.Fatalf("offset fetch at an old epoch: %+v", g)
+	}
+	fetch.MemberEpoch = 3
+	if g := h.s.fetchOffsets(9, &fetch); g.ErrorCode != 0 || g.Topics[0].Partitions[0].Offset != 5 {
+		t.Fatalf("offset fetch at the member epoch: %+v", g)
+	}
+
 	before := h.s.describeStreamsGroup(&kmsg.StreamsGroupDescribeRequest{Version: 1}, "app")
 	h.reload()
 	after := h.s.describeStreamsGroup(&kmsg.StreamsGroupDescribeRequest{Version: 1}, "app")
