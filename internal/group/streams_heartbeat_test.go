@@ -147,6 +147,35 @@ func TestStreamsGroupLifecycle(t *testing.T) {
 		t.Fatalf("state %s, want Stable", s)
 	}
 
+	// ListGroups knows the type and state; DescribeGroups (classic) and
+	// ConsumerGroupDescribe refuse it, DeleteGroups while it has members.
+	listed := h.s.listGroups(nil, []string{"Streams"}, nil)
+	if len(listed) != 1 || listed[0].Group != "app" || listed[0].GroupType != "streams" || listed[0].GroupState != "Stable" || listed[0].ProtocolType != "streams" {
+		t.Fatalf("ListGroups: %+v", listed)
+	}
+	if l := h.s.listGroups(nil, []string{"consumer"}, nil); len(l) != 0 {
+		t.Fatalf("ListGroups of consumer groups: %+v", l)
+	}
+	if d := h.s.describeGroup(6, "app"); d.ErrorCode != kerr.GroupIDNotFound.Code {
+		t.Fatalf("DescribeGroups: %+v", d)
+	}
+	if d := h.s.describeConsumerGroup(1, "app"); d.ErrorCode != kerr.GroupIDNotFound.Code {
+		t.Fatalf("ConsumerGroupDescribe: %+v", d)
+	}
+	var deleted []kmsg.DeleteGroupsResponseGroup
+	h.s.deleteGroups(h.now, []string{"app"}, func(r []kmsg.DeleteGroupsResponseGroup) { deleted = r })
+	h.drain()
+	if deleted[0].ErrorCode != kerr.NonEmptyGroup.Code {
+		t.Fatalf("DeleteGroups of a group with members: %+v", deleted)
+	}
+	// A consumer-protocol member cannot take the streams group's id.
+	if r := h.cgHeartbeat(hb{group: "app", member: "c", topics: []string{"words"}, rebalanceMs: 30000, ownedEmpty: true}); r.ErrorCode != kerr.GroupIDNotFound.Code {
+		t.Fatalf("consumer heartbeat on a streams group: %+v", r)
+	}
+	if _, ok := h.s.groups["app"].(*streamsGroup); !ok {
+		t.Fatal("the consumer heartbeat replaced the streams group")
+	}
+
 	// Offset commits carry the member epoch: the current one is accepted.
 	if r := h.commit("app", "a", 3, 9, map[string]map[int32]int64{"words": {0: 5}}); r.Topics[0].Partitions[0].ErrorCode != 0 {
 		t.Fatalf("commit at the member epoch: %+v", r)
