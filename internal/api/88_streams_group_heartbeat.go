@@ -100,39 +100,37 @@ type streamsTopicCreations struct {
 // once; more wait for a later heartbeat to ask again.
 const maxStreamsTopicCreations = 1000
 
-var streamsCreations streamsTopicCreations
-
 // createStreamsInternalTopics creates the topics in the background, as
 // Kafka's AutoTopicCreationManager.createStreamsInternalTopics: the
 // members see them on a later heartbeat. An existing topic is no error.
 func (b *Broker) createStreamsInternalTopics(topics []group.StreamsTopicToCreate) {
 	var creates []controller.CreateTopic
-	streamsCreations.mu.Lock()
-	if streamsCreations.mu.inFlight == nil {
-		streamsCreations.mu.inFlight = make(map[string]bool)
+	b.streamsCreations.mu.Lock()
+	if b.streamsCreations.mu.inFlight == nil {
+		b.streamsCreations.mu.inFlight = make(map[string]bool)
 	}
 	for _, t := range topics {
-		if streamsCreations.mu.inFlight[t.Name] || len(streamsCreations.mu.inFlight) >= maxStreamsTopicCreations {
+		if b.streamsCreations.mu.inFlight[t.Name] || len(b.streamsCreations.mu.inFlight) >= maxStreamsTopicCreations {
 			continue
 		}
-		streamsCreations.mu.inFlight[t.Name] = true
+		b.streamsCreations.mu.inFlight[t.Name] = true
 		configs := make(map[string]*string, len(t.Configs))
 		for k, v := range t.Configs {
 			configs[k] = strptr(v)
 		}
 		creates = append(creates, controller.CreateTopic{Name: t.Name, NumPartitions: t.NumPartitions, ReplicationFactor: t.ReplicationFactor, Configs: configs})
 	}
-	streamsCreations.mu.Unlock()
+	b.streamsCreations.mu.Unlock()
 	if len(creates) == 0 {
 		return
 	}
 	go func() {
 		results := b.createTopics(creates)
-		streamsCreations.mu.Lock()
+		b.streamsCreations.mu.Lock()
 		for _, t := range creates {
-			delete(streamsCreations.mu.inFlight, t.Name)
+			delete(b.streamsCreations.mu.inFlight, t.Name)
 		}
-		streamsCreations.mu.Unlock()
+		b.streamsCreations.mu.Unlock()
 		for _, res := range results {
 			if res.ErrorCode != 0 && res.ErrorCode != kerr.TopicAlreadyExists.Code {
 				b.Logger.Warn("failed to create a streams internal topic", "topic", res.Name, "error", kerr.ErrorForCode(res.ErrorCode), "message", res.ErrorMessage)

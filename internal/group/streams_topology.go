@@ -241,42 +241,51 @@ func configureStreamsTopology(t *streamsTopology, tm TopicMetadata) *configuredT
 		return c
 	}
 
-	// Repartition topic partition counts, settled by fixpoint: a
-	// subtopology's writes take the largest count it reads.
+	// Repartition topic partition counts: a fixed count stands; otherwise
+	// the largest count read by the subtopologies writing the topic, found
+	// depth first through the repartition topics they read in turn, each
+	// topic resolved once (a cycle resolves to what its other inputs give).
 	repartition := make(map[string]int32)
-	for _, st := range t.subtopologies {
+	fixed := make(map[string]bool)
+	writers := make(map[string][]int)
+	for i, st := range t.subtopologies {
 		for _, rt := range st.repartitionSourceTopics {
 			if rt.partitions > 0 {
-				repartition[rt.name] = rt.partitions
+				repartition[rt.name], fixed[rt.name] = rt.partitions, true
 			} else if _, ok := repartition[rt.name]; !ok {
 				repartition[rt.name] = 0
 			}
 		}
+		for _, sink := range st.repartitionSinkTopics {
+			writers[sink] = append(writers[sink], i)
+		}
 	}
-	for range len(t.subtopologies) + 1 {
-		changed := false
-		for _, st := range t.subtopologies {
-			var most int32
-			for _, name := range st.sourceTopics {
-				n, _ := partitionsOf(name)
+	resolving := make(map[string]bool)
+	resolved := make(map[string]bool)
+	var resolve func(name string) int32
+	resolve = func(name string) int32 {
+		if fixed[name] || resolved[name] || resolving[name] {
+			return repartition[name]
+		}
+		resolving[name] = true
+		var most int32
+		for _, i := range writers[name] {
+			st := &t.subtopologies[i]
+			for _, source := range st.sourceTopics {
+				n, _ := partitionsOf(source)
 				most = max(most, n)
 			}
 			for _, rt := range st.repartitionSourceTopics {
-				most = max(most, repartition[rt.name])
-			}
-			if most == 0 {
-				continue
-			}
-			for _, sink := range st.repartitionSinkTopics {
-				if n, internal := repartition[sink]; internal && n < most && !fixedRepartition(t, sink) {
-					repartition[sink] = most
-					changed = true
-				}
+				most = max(most, resolve(rt.name))
 			}
 		}
-		if !changed {
-			break
-		}
+		delete(resolving, name)
+		resolved[name] = true
+		repartition[name] = most
+		return most
+	}
+	for _, name := range slices.Sorted(maps.Keys(repartition)) {
+		resolve(name)
 	}
 	// Copartition groups: user topics must agree; repartition topics
 	// without a fixed count follow them.
@@ -330,6 +339,7 @@ func configureStreamsTopology(t *streamsTopology, tm TopicMetadata) *configuredT
 	c.stateful = make(map[string]bool)
 	c.inputTopics = make(map[string][]string)
 	var wrong []string
+	creating := make(map[string]bool)
 	internal := func(info streamsTopicInfo, partitions int32, defaults map[string]string) {
 		if n, ok := partitionsOf(info.name); ok {
 			if n != partitions {
@@ -337,9 +347,10 @@ func configureStreamsTopology(t *streamsTopology, tm TopicMetadata) *configuredT
 			}
 			return
 		}
-		if slices.ContainsFunc(c.toCreate, func(tc StreamsTopicToCreate) bool { return tc.Name == info.name }) {
+		if creating[info.name] {
 			return
 		}
+		creating[info.name] = true
 		configs := maps.Clone(defaults)
 		for _, kv := range info.configs {
 			configs[kv.key] = kv.value
@@ -388,17 +399,6 @@ func configureStreamsTopology(t *streamsTopology, tm TopicMetadata) *configuredT
 		c.numTasks = nil
 	}
 	return c
-}
-
-func fixedRepartition(t *streamsTopology, name string) bool {
-	for _, st := range t.subtopologies {
-		for _, rt := range st.repartitionSourceTopics {
-			if rt.name == name && rt.partitions > 0 {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 func sortedCopy(in []string) []string {
