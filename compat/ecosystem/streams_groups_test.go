@@ -3,6 +3,7 @@ package ecosystem
 import (
 	"context"
 	"fmt"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -27,6 +28,23 @@ func (in *streamsInstance) stop(t *testing.T) {
 	case <-time.After(60 * time.Second):
 		t.Fatal("WordCount did not stop within 60s of SIGTERM")
 	}
+}
+
+// kafkaTool runs one of Kafka's command-line tools (compat/java/kafka-tool.sh)
+// and returns its standard output.
+func kafkaTool(t *testing.T, tool string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join("..", "java", "kafka-tool.sh"), append([]string{tool}, args...)...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s %v: %v\n%s%s", tool, args, err, out, stderr.String())
+	}
+	t.Logf("%s %s:\n%s", tool, strings.Join(args, " "), out)
+	return string(out)
 }
 
 // describeStreamsGroup asks for the streams group with StreamsGroupDescribe.
@@ -172,6 +190,17 @@ func TestKafkaStreamsWordCountStreamsGroups(t *testing.T) {
 		if activeOn[task] == process || activeOn[task] == "" {
 			t.Errorf("standby of %s on process %s, which runs it actively (or nobody does)", task, process)
 		}
+	}
+	// Kafka's own kafka-streams-groups tool (Admin.describeStreamsGroups)
+	// sees both processes.
+	out := kafkaTool(t, "org.apache.kafka.tools.streams.StreamsGroupCommand", "--bootstrap-server", bootstrap, "--describe", "--members", "--group", app)
+	for _, m := range g.Members {
+		if !strings.Contains(out, m.ProcessID) {
+			t.Errorf("kafka-streams-groups --describe --members does not show process %s:\n%s", m.ProcessID, out)
+		}
+	}
+	if out := kafkaTool(t, "org.apache.kafka.tools.streams.StreamsGroupCommand", "--bootstrap-server", bootstrap, "--list"); !strings.Contains(out, app) {
+		t.Errorf("kafka-streams-groups --list:\n%s", out)
 	}
 	produceLines(t, cl, total/3, 2*total/3, want)
 
