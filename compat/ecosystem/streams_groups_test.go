@@ -114,8 +114,8 @@ func stableWithProcesses(cl *kgo.Client, id string, n int, seenWarmups *int) fun
 // creates the repartition and changelog topics and assigns the tasks. A
 // second instance joins (it warms up the state of the stateful tasks it is
 // to run, they move once it has caught up, and every stateful task gets a
-// standby on the other process) and then leaves; the final counts must be
-// exact.
+// standby on the other process) and then leaves; the node is killed and
+// restarted; the final counts must be exact.
 func TestKafkaStreamsWordCountStreamsGroups(t *testing.T) {
 	classpath := needJava(t)
 	c := clustertest.StartCluster(t, 1, "auto.create.topics.enable=false",
@@ -206,6 +206,26 @@ func TestKafkaStreamsWordCountStreamsGroups(t *testing.T) {
 
 	b.stop(t)
 	clustertest.WaitFor(t, 60*time.Second, stableWithProcesses(cl, app, 1, &warmups))
+	before, err := describeStreamsGroup(cl, app)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// The node is SIGKILLed and restarted: the group comes back from its
+	// records in __consumer_offsets, and the member carries on at its
+	// epoch, without being fenced and rejoining.
+	c.Nodes[0].Kill()
+	c.Nodes[0].Start()
+	clustertest.WaitFor(t, 90*time.Second, stableWithProcesses(cl, app, 1, &warmups))
+	after, err := describeStreamsGroup(cl, app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after.Members) != 1 || after.Members[0].MemberID != before.Members[0].MemberID ||
+		after.Members[0].MemberEpoch != before.Members[0].MemberEpoch || after.Epoch != before.Epoch {
+		t.Errorf("after the restart: member %s at epoch %d, group epoch %d; before: member %s at epoch %d, group epoch %d",
+			after.Members[0].MemberID, after.Members[0].MemberEpoch, after.Epoch, before.Members[0].MemberID, before.Members[0].MemberEpoch, before.Epoch)
+	}
 	produceLines(t, cl, 2*total/3, total, want)
 	clustertest.WaitFor(t, 120*time.Second, func() error {
 		return checkCounts(readCounts(t, addrs), want)
