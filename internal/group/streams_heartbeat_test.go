@@ -30,6 +30,7 @@ type shb struct {
 	epoch    int32
 	topology *kmsg.StreamsGroupHeartbeatRequestTopology
 	owned    *streamsTasks
+	instance string
 	// offsets and endOffsets are reported task changelog offsets.
 	offsets, endOffsets map[string]int64
 }
@@ -67,6 +68,9 @@ func (h *harness) sgHeartbeat(r shb) streamsAnswer {
 		req.ActiveTasks, req.StandbyTasks, req.WarmupTasks = taskSetToWire(r.owned.active), taskSetToWire(r.owned.standby), taskSetToWire(r.owned.warmup)
 	}
 	req.TaskOffsets, req.TaskEndOffsets = wireTaskOffsets(r.offsets), wireTaskOffsets(r.endOffsets)
+	if r.instance != "" {
+		req.InstanceID = stringPtr(r.instance)
+	}
 	var out streamsAnswer
 	h.s.streamsGroupHeartbeat(h.now, Client{ID: "client", Host: "/127.0.0.1"}, req, func(resp *kmsg.StreamsGroupHeartbeatResponse, tc []StreamsTopicToCreate) {
 		out = streamsAnswer{resp, tc}
@@ -341,5 +345,57 @@ func TestStreamsGroupWarmups(t *testing.T) {
 	}
 	if target := h.streamsGroup("app").target["b"]; !target.active.contains(taskID{"1", 2}) || !slices.Equal(names(target.warmup), []string{"1_3"}) {
 		t.Fatalf("after catching up: active %v warmup %v", names(target.active), names(target.warmup))
+	}
+}
+
+// TestStreamsGroupStaticMembersAndTimeouts: a static member leaving with
+// epoch -2 keeps its tasks for a replacement with its instance id; a
+// member that does not revoke tasks within its rebalance timeout is
+// removed, so that the others get them.
+func TestStreamsGroupStaticMembersAndTimeouts(t *testing.T) {
+	topics := fakeTopics{"words": 4, "app-changelog": 4, "app-repartition": 4}
+	h := newConsumerHarness(t, topics)
+	a := h.sgHeartbeat(shb{member: "a", process: "pa", instance: "i-a", topology: wordCountTopology(1)})
+	a = h.sgHeartbeat(shb{member: "a", instance: "i-a", epoch: a.resp.MemberEpoch, owned: &streamsTasks{}})
+	tasksA := taskSetFromWire(a.resp.ActiveTasks)
+	if tasksA.size() != 8 {
+		t.Fatalf("a: %+v", a.resp)
+	}
+	epoch := h.streamsGroup("app").groupEpoch
+	if r := h.sgHeartbeat(shb{member: "a", instance: "i-a", epoch: -2}); r.resp.ErrorCode != 0 || r.resp.MemberEpoch != -2 {
+		t.Fatalf("static leave: %+v", r.resp)
+	}
+	// A new member with the instance id takes its place and its tasks,
+	// without a rebalance; then the instance id is held again.
+	h2 := h.sgHeartbeat(shb{member: "a2", process: "pa", instance: "i-a", topology: wordCountTopology(1)})
+	if h2.resp.ErrorCode != 0 || !taskSetFromWire(h2.resp.ActiveTasks).equal(tasksA) || h.streamsGroup("app").groupEpoch != epoch {
+		t.Fatalf("replacement: %+v (group epoch %d, was %d)", h2.resp, h.streamsGroup("app").groupEpoch, epoch)
+	}
+	if h.streamsGroup("app").members["a"] != nil {
+		t.Fatal("the replaced member is still there")
+	}
+	if r := h.sgHeartbeat(shb{member: "a3", process: "pa", instance: "i-a", topology: wordCountTopology(1)}); r.resp.ErrorCode != kerr.UnreleasedInstanceID.Code {
+		t.Fatalf("a third member with the instance id: %+v", r.resp)
+	}
+	if r := h.sgHeartbeat(shb{member: "a", instance: "i-a", epoch: h2.resp.MemberEpoch, owned: &streamsTasks{}}); r.resp.ErrorCode != kerr.FencedInstanceID.Code {
+		t.Fatalf("the old member: %+v", r.resp)
+	}
+
+	// b joins; a2 must revoke half, never does, and is removed after its
+	// rebalance timeout (30s): b then gets everything.
+	owned := streamsTasks{active: tasksA}
+	h.sgHeartbeat(shb{member: "a2", instance: "i-a", epoch: h2.resp.MemberEpoch, owned: &owned})
+	b := h.sgHeartbeat(shb{member: "b", process: "pb", topology: wordCountTopology(1)})
+	r := h.sgHeartbeat(shb{member: "a2", instance: "i-a", epoch: h2.resp.MemberEpoch, owned: &owned})
+	if m := h.streamsGroup("app").members["a2"]; m.state != memberUnrevokedPartitions {
+		t.Fatalf("a2 is %d, want unrevoked (%+v)", m.state, r.resp)
+	}
+	h.advance(31 * 1e9)
+	if h.streamsGroup("app").members["a2"] != nil {
+		t.Fatal("a2 kept its tasks past its rebalance timeout")
+	}
+	b = h.sgHeartbeat(shb{member: "b", epoch: b.resp.MemberEpoch, owned: &streamsTasks{}})
+	if n := taskSetFromWire(b.resp.ActiveTasks).size(); n != 8 {
+		t.Fatalf("b after a2 was removed: %d tasks (%+v)", n, b.resp)
 	}
 }
