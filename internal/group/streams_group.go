@@ -56,8 +56,9 @@ type streamsGroup struct {
 	// configured is the topology as configured against the metadata at
 	// the last group epoch bump (nil: not computed since load).
 	configured *configuredTopology
-	// endpointEpoch moves whenever a target assignment is computed, so
-	// that members learn the partitions of every endpoint again.
+	// endpointEpoch moves whenever a member's assignment changes or a
+	// member leaves, so that members learn the partitions of every
+	// endpoint again.
 	endpointEpoch int32
 	// shutdownRequested is set when a member asked every client of the
 	// application to shut down (KIP-1071's SHUTDOWN_APPLICATION).

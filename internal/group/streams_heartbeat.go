@@ -314,8 +314,10 @@ func (s *shard) streamsHeartbeatMember(now time.Time, client Client, req *kmsg.S
 		resp.StandbyTasks = taskSetToWire(next.assigned.standby)
 		resp.WarmupTasks = taskSetToWire(next.assigned.warmup)
 	}
+	// The endpoint epoch moves with every member's assignment, so that
+	// members learn where the partitions are for interactive queries.
 	endpointEpoch := g.endpointEpoch
-	if groupEpoch > g.targetAssignmentEpoch {
+	if assignmentChanged {
 		endpointEpoch++
 	}
 	resp.EndpointInformationEpoch = endpointEpoch

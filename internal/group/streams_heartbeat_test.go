@@ -31,6 +31,10 @@ type shb struct {
 	topology *kmsg.StreamsGroupHeartbeatRequestTopology
 	owned    *streamsTasks
 	instance string
+	// endpoint is the member's endpoint for interactive queries.
+	endpoint *kmsg.StreamsGroupHeartbeatRequestUserEndpoint
+	// endpointEpoch is the endpoint information epoch the member has.
+	endpointEpoch int32
 	// offsets and endOffsets are reported task changelog offsets.
 	offsets, endOffsets map[string]int64
 }
@@ -71,6 +75,7 @@ func (h *harness) sgHeartbeat(r shb) streamsAnswer {
 	if r.instance != "" {
 		req.InstanceID = stringPtr(r.instance)
 	}
+	req.UserEndpoint, req.EndpointInformationEpoch = r.endpoint, r.endpointEpoch
 	var out streamsAnswer
 	h.s.streamsGroupHeartbeat(h.now, Client{ID: "client", Host: "/127.0.0.1"}, req, func(resp *kmsg.StreamsGroupHeartbeatResponse, tc []StreamsTopicToCreate) {
 		out = streamsAnswer{resp, tc}
@@ -397,5 +402,29 @@ func TestStreamsGroupStaticMembersAndTimeouts(t *testing.T) {
 	b = h.sgHeartbeat(shb{member: "b", epoch: b.resp.MemberEpoch, owned: &streamsTasks{}})
 	if n := taskSetFromWire(b.resp.ActiveTasks).size(); n != 8 {
 		t.Fatalf("b after a2 was removed: %d tasks (%+v)", n, b.resp)
+	}
+}
+
+// TestStreamsGroupEndpoints: members with an endpoint for interactive
+// queries learn which input partitions every endpoint serves, when their
+// endpoint epoch is behind.
+func TestStreamsGroupEndpoints(t *testing.T) {
+	topics := fakeTopics{"words": 4, "app-changelog": 4, "app-repartition": 4}
+	h := newConsumerHarness(t, topics)
+	endpoint := &kmsg.StreamsGroupHeartbeatRequestUserEndpoint{Host: "a.example", Port: 7070}
+	a := h.sgHeartbeat(shb{member: "a", process: "pa", topology: wordCountTopology(1), endpoint: endpoint})
+	if len(a.resp.PartitionsByUserEndpoint) != 1 {
+		t.Fatalf("endpoints after the assignment: %+v", a.resp.PartitionsByUserEndpoint)
+	}
+	e := a.resp.PartitionsByUserEndpoint[0]
+	if e.UserEndpoint.Host != "a.example" || e.UserEndpoint.Port != 7070 || len(e.ActivePartitions) != 2 ||
+		e.ActivePartitions[0].Topic != "app-repartition" || len(e.ActivePartitions[0].Partitions) != 4 ||
+		e.ActivePartitions[1].Topic != "words" || len(e.ActivePartitions[1].Partitions) != 4 {
+		t.Fatalf("endpoint partitions: %+v", e)
+	}
+	owned := streamsTasks{active: taskSetFromWire(a.resp.ActiveTasks)}
+	again := h.sgHeartbeat(shb{member: "a", epoch: a.resp.MemberEpoch, owned: &owned, endpointEpoch: a.resp.EndpointInformationEpoch})
+	if again.resp.PartitionsByUserEndpoint != nil {
+		t.Fatalf("endpoints sent again at the same epoch: %+v", again.resp.PartitionsByUserEndpoint)
 	}
 }

@@ -66,6 +66,7 @@ func (s *shard) streamsFenceRecords(g *streamsGroup, m *streamsMember) []*stream
 	if len(g.members) == 1 {
 		g.shutdownRequested = false // soft state: the application is gone
 	}
+	g.endpointEpoch++ // soft state: the member's partitions are gone
 	records := streamsMemberTombstones(g.id, m.id)
 	return append(records, streamsGroupMetadataRecord(g.id, g.groupEpoch+1, g.metadataHash, g.validatedTopologyEpoch))
 }
