@@ -325,7 +325,9 @@ func (s *shard) streamsHeartbeatMember(now time.Time, client Client, req *kmsg.S
 		resp.PartitionsByUserEndpoint = s.partitionsByUserEndpoint(g, next, topology, configured)
 	}
 
-	out := &streamsOutcome{records: records, resp: resp, toCreate: configured.toCreate}
+	// The caller owns the list it gets (the API layer filters it in place);
+	// configured, kept by the group, keeps its own.
+	out := &streamsOutcome{records: records, resp: resp, toCreate: slices.Clone(configured.toCreate)}
 	if _, stored := s.groups[g.id].(*streamsGroup); stored {
 		out.group = g
 	}
