@@ -428,3 +428,25 @@ func TestStreamsGroupEndpoints(t *testing.T) {
 		t.Fatalf("endpoints sent again at the same epoch: %+v", again.resp.PartitionsByUserEndpoint)
 	}
 }
+
+// TestStreamsGroupReplacesSimpleGroup: a streams application whose id
+// holds only committed offsets (an empty classic group) takes the id over
+// with the offsets, also after a reload.
+func TestStreamsGroupReplacesSimpleGroup(t *testing.T) {
+	topics := fakeTopics{"words": 4, "app-changelog": 4, "app-repartition": 4}
+	h := newConsumerHarness(t, topics)
+	if r := h.commit("app", "", -1, 9, map[string]map[int32]int64{"words": {1: 42}}); r.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("admin commit: %+v", r)
+	}
+	if r := h.sgHeartbeat(shb{member: "a", process: "pa", topology: wordCountTopology(1)}); r.resp.ErrorCode != 0 {
+		t.Fatalf("join: %+v", r.resp)
+	}
+	for _, reload := range []bool{false, true} {
+		if reload {
+			h.reload()
+		}
+		if _, ok := h.s.groups["app"].(*streamsGroup); !ok || h.cgFetch("app", "words", 1) != 42 {
+			t.Fatalf("reload %v: group %T, offset %d", reload, h.s.groups["app"], h.cgFetch("app", "words", 1))
+		}
+	}
+}
