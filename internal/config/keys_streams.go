@@ -3,15 +3,16 @@ package config
 // StreamsGroupConfig holds the broker keys of streams groups (KIP-1071),
 // Kafka 4.4's group.streams.* keys with Kafka's defaults.
 type StreamsGroupConfig struct {
-	SessionTimeoutMs     int32 // group.streams.session.timeout.ms
-	MinSessionTimeoutMs  int32 // group.streams.min.session.timeout.ms
-	MaxSessionTimeoutMs  int32 // group.streams.max.session.timeout.ms
-	HeartbeatIntervalMs  int32 // group.streams.heartbeat.interval.ms
-	MaxSize              int32 // group.streams.max.size
-	NumStandbyReplicas   int32 // group.streams.num.standby.replicas
-	MaxStandbyReplicas   int32 // group.streams.max.standby.replicas
-	NumWarmupReplicas    int32 // group.streams.num.warmup.replicas
-	TaskOffsetIntervalMs int32 // group.streams.task.offset.interval.ms
+	SessionTimeoutMs        int32 // group.streams.session.timeout.ms
+	MinSessionTimeoutMs     int32 // group.streams.min.session.timeout.ms
+	MaxSessionTimeoutMs     int32 // group.streams.max.session.timeout.ms
+	HeartbeatIntervalMs     int32 // group.streams.heartbeat.interval.ms
+	MaxSize                 int32 // group.streams.max.size
+	NumStandbyReplicas      int32 // group.streams.num.standby.replicas
+	MaxStandbyReplicas      int32 // group.streams.max.standby.replicas
+	NumWarmupReplicas       int32 // group.streams.num.warmup.replicas
+	InitialRebalanceDelayMs int32 // group.streams.initial.rebalance.delay.ms
+	TaskOffsetIntervalMs    int32 // group.streams.task.offset.interval.ms
 }
 
 // streamsBrokerKeys are the broker keys of streams groups.
@@ -40,6 +41,9 @@ var streamsBrokerKeys = []Key{
 	{Name: "group.streams.num.warmup.replicas", Type: typeInt, Default: "2", Check: atLeast(0),
 		Doc:         "The maximum number of warmup task replicas of a streams group: tasks restoring their state on the member they are to move to while their current owner keeps running them.",
 		brokerField: func(b *Broker) any { return &b.StreamsGroup.NumWarmupReplicas }},
+	{Name: "group.streams.initial.rebalance.delay.ms", Type: typeInt, Default: "3000", Check: atLeast(0),
+		Doc:         "The amount of time the group coordinator will wait for more streams clients to join a new group before performing the first rebalance.",
+		brokerField: func(b *Broker) any { return &b.StreamsGroup.InitialRebalanceDelayMs }},
 	{Name: "group.streams.task.offset.interval.ms", Type: typeInt, Default: "60000", Check: atLeast(1),
 		Doc:         "The interval in which streams group members report their task changelog offsets to the broker.",
 		brokerField: func(b *Broker) any { return &b.StreamsGroup.TaskOffsetIntervalMs }},

@@ -25,6 +25,10 @@ type StreamsGroupConfig struct {
 	// NumStandbyReplicas is group.streams.num.standby.replicas (0): the
 	// standby tasks of each stateful task.
 	NumStandbyReplicas int32
+	// InitialRebalanceDelayMs is group.streams.initial.rebalance.delay.ms
+	// (3000): how long a new group waits for more members before its first
+	// assignment; members are told ASSIGNMENT_DELAYED meanwhile.
+	InitialRebalanceDelayMs int32
 	// NumWarmupReplicas is group.streams.num.warmup.replicas (2): the most
 	// warm-up tasks a group has at once.
 	NumWarmupReplicas int32
@@ -40,14 +44,15 @@ type StreamsGroupConfig struct {
 // DefaultStreamsGroupConfig returns Kafka 4.4's defaults.
 func DefaultStreamsGroupConfig() StreamsGroupConfig {
 	return StreamsGroupConfig{
-		Enabled:               true,
-		SessionTimeoutMs:      45000,
-		HeartbeatIntervalMs:   5000,
-		MaxSize:               math.MaxInt32,
-		NumStandbyReplicas:    0,
-		NumWarmupReplicas:     2,
-		AcceptableRecoveryLag: 10000,
-		TaskOffsetIntervalMs:  60000,
+		Enabled:                 true,
+		SessionTimeoutMs:        45000,
+		HeartbeatIntervalMs:     5000,
+		MaxSize:                 math.MaxInt32,
+		NumStandbyReplicas:      0,
+		NumWarmupReplicas:       2,
+		InitialRebalanceDelayMs: 3000,
+		AcceptableRecoveryLag:   10000,
+		TaskOffsetIntervalMs:    60000,
 	}
 }
 
@@ -61,6 +66,8 @@ func (c StreamsGroupConfig) validate() error {
 		return fmt.Errorf("%w: group.streams.max.size must be at least 1", ErrInvalidConfig)
 	case c.NumStandbyReplicas < 0:
 		return fmt.Errorf("%w: group.streams.num.standby.replicas must not be negative", ErrInvalidConfig)
+	case c.InitialRebalanceDelayMs < 0:
+		return fmt.Errorf("%w: group.streams.initial.rebalance.delay.ms must not be negative", ErrInvalidConfig)
 	case c.NumWarmupReplicas < 0:
 		return fmt.Errorf("%w: group.streams.num.warmup.replicas must not be negative", ErrInvalidConfig)
 	case c.TaskOffsetIntervalMs < 1:

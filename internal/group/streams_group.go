@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -60,6 +61,10 @@ type streamsGroup struct {
 	// member leaves, so that members learn the partitions of every
 	// endpoint again.
 	endpointEpoch int32
+	// assignmentDelayedUntil is when a new group's first assignment may be
+	// computed (group.streams.initial.rebalance.delay.ms); zero when not
+	// delayed. A reload forgets it: the group was not new then.
+	assignmentDelayedUntil time.Time
 	// shutdownRequested is set when a member asked every client of the
 	// application to shut down (KIP-1071's SHUTDOWN_APPLICATION).
 	shutdownRequested bool

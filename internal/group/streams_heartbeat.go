@@ -261,12 +261,20 @@ func (s *shard) streamsHeartbeatMember(now time.Time, client Client, req *kmsg.S
 	}
 
 	// 3. Compute the target assignment if the group epoch moved past it.
+	// A new group's first one waits for more members: until then every
+	// member is assigned nothing, and a timer bumps the group epoch.
+	_, stored := s.groups[g.id].(*streamsGroup)
+	delayedUntil := g.assignmentDelayedUntil
+	if !stored && cfg.InitialRebalanceDelayMs > 0 {
+		delayedUntil = now.Add(time.Duration(cfg.InitialRebalanceDelayMs) * time.Millisecond)
+	}
+	delayed := now.Before(delayedUntil)
 	targetEpoch := g.targetAssignmentEpoch
 	target := g.targetFor(updated.id, updated.instanceID)
 	if groupEpoch > targetEpoch {
 		var targets map[string]streamsTasks
 		var targetRecords []*streamsRecord
-		targets, targetRecords = s.computeStreamsTarget(g, groupEpoch, updated, replaced, configured)
+		targets, targetRecords = s.computeStreamsTarget(g, groupEpoch, updated, replaced, configured, delayed)
 		records = append(records, targetRecords...)
 		targetEpoch, target = groupEpoch, targets[updated.id]
 	}
@@ -309,6 +317,10 @@ func (s *shard) streamsHeartbeatMember(now time.Time, client Client, req *kmsg.S
 	resp.AcceptableRecoveryLagLegacy = int32(min(cfg.AcceptableRecoveryLag, 1<<31-1))
 	resp.TaskOffsetIntervalMillis = cfg.TaskOffsetIntervalMs
 	resp.Status = streamsStatuses(g, next, topology, configured)
+	if delayed {
+		resp.Status = append(resp.Status, kmsg.StreamsGroupHeartbeatResponseStatus{StatusCode: streamsStatusAssignmentDelayed,
+			StatusDetail: "Assignment delayed due to the configured initial rebalance delay."})
+	}
 	if joining || !next.assigned.equal(member.assigned) || (known && !owned.equal(next.assigned)) {
 		resp.ActiveTasks = taskSetToWire(next.assigned.active)
 		resp.StandbyTasks = taskSetToWire(next.assigned.standby)
@@ -328,13 +340,17 @@ func (s *shard) streamsHeartbeatMember(now time.Time, client Client, req *kmsg.S
 	// The caller owns the list it gets (the API layer filters it in place);
 	// configured, kept by the group, keeps its own.
 	out := &streamsOutcome{records: records, resp: resp, toCreate: slices.Clone(configured.toCreate)}
-	if _, stored := s.groups[g.id].(*streamsGroup); stored {
+	if stored {
 		out.group = g
 	}
 	out.afterWrite = func(now time.Time) {
 		if stored, ok := s.groups[g.id].(*streamsGroup); ok {
 			stored.configured = configured
 			stored.endpointEpoch = endpointEpoch
+			if delayed && stored.assignmentDelayedUntil.IsZero() {
+				stored.assignmentDelayedUntil = delayedUntil
+				s.timers.schedule(&timer{key: timerKey{kind: timerStreamsAssignmentDelay, group: g.id}, deadline: delayedUntil})
+			}
 		}
 		s.scheduleStreamsSession(now, g.id, next.id)
 		if assignmentChanged {
@@ -422,9 +438,10 @@ func (s *shard) streamsHeartbeatingMember(g *streamsGroup, req *kmsg.StreamsGrou
 
 // computeStreamsTarget runs the sticky task assignor over the members as
 // the heartbeat leaves them (updated in, replaced out) when the topology
-// is ready, and gives every member nothing otherwise. It returns every
+// is ready and the first assignment is not delayed, and gives every member
+// nothing otherwise. It returns every
 // member's target and the records of those that changed, then the epoch.
-func (s *shard) computeStreamsTarget(g *streamsGroup, epoch int32, updated *streamsMember, replaced string, configured *configuredTopology) (map[string]streamsTasks, []*streamsRecord) {
+func (s *shard) computeStreamsTarget(g *streamsGroup, epoch int32, updated *streamsMember, replaced string, configured *configuredTopology, delayed bool) (map[string]streamsTasks, []*streamsRecord) {
 	var assignees []streamsAssignee
 	add := func(m *streamsMember) {
 		assignees = append(assignees, streamsAssignee{id: m.id, processID: m.processID, previous: g.targetFor(m.id, m.instanceID)})
@@ -437,7 +454,7 @@ func (s *shard) computeStreamsTarget(g *streamsGroup, epoch int32, updated *stre
 	add(updated)
 	sortAssignees(assignees)
 	var targets map[string]streamsTasks
-	if configured.ready() {
+	if configured.ready() && !delayed {
 		cfg := s.config.StreamsGroup
 		targets = assignStreamsTasks(streamsAssignmentSpec{
 			members:     assignees,
@@ -460,7 +477,7 @@ func (s *shard) computeStreamsTarget(g *streamsGroup, epoch int32, updated *stre
 		}
 	}
 	records = append(records, streamsTargetEpochRecord(g.id, epoch))
-	s.log.Info("computed a new streams target assignment", "group", g.id, "epoch", epoch, "members", len(assignees), "ready", configured.ready())
+	s.log.Info("computed a new streams target assignment", "group", g.id, "epoch", epoch, "members", len(assignees), "ready", configured.ready(), "delayed", delayed)
 	return targets, records
 }
 

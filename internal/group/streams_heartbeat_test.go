@@ -95,6 +95,12 @@ func statusCodes(resp *kmsg.StreamsGroupHeartbeatResponse) []int8 {
 	return out
 }
 
+// newStreamsHarness is a harness whose broker has the given topics, with
+// no initial rebalance delay (TestStreamsGroupInitialRebalanceDelay has one).
+func newStreamsHarness(t *testing.T, topics fakeTopics, configure ...func(*Config)) *harness {
+	return newConsumerHarness(t, topics, append([]func(*Config){func(c *Config) { c.StreamsGroup.InitialRebalanceDelayMs = 0 }}, configure...)...)
+}
+
 func (h *harness) streamsGroup(id string) *streamsGroup {
 	h.t.Helper()
 	g, ok := h.s.groups[id].(*streamsGroup)
@@ -110,7 +116,7 @@ func (h *harness) streamsGroup(id string) *streamsGroup {
 // move), and the group replays from its records to the same state.
 func TestStreamsGroupLifecycle(t *testing.T) {
 	topics := fakeTopics{"words": 4}
-	h := newConsumerHarness(t, topics)
+	h := newStreamsHarness(t, topics)
 
 	a := h.sgHeartbeat(shb{member: "a", process: "pa", topology: wordCountTopology(1)})
 	if a.resp.ErrorCode != 0 || a.resp.MemberEpoch != 1 || !slices.Equal(statusCodes(a.resp), []int8{streamsStatusMissingInternalTopics}) {
@@ -240,7 +246,7 @@ func TestStreamsGroupLifecycle(t *testing.T) {
 // the group keeps working.
 func TestStreamsGroupBadInput(t *testing.T) {
 	topics := fakeTopics{"words": 4, "app-changelog": 4, "app-repartition": 4}
-	h := newConsumerHarness(t, topics)
+	h := newStreamsHarness(t, topics)
 	badChangelog := wordCountTopology(1)
 	badChangelog.Subtopologies[1].StateChangelogTopics[0].NumPartitions = 3
 	other := wordCountTopology(1)
@@ -284,7 +290,7 @@ func TestStreamsGroupBadInput(t *testing.T) {
 	// A topology whose source topic is missing reports it and assigns nothing.
 	missing := wordCountTopology(1)
 	missing.Subtopologies[0].SourceTopics = []string{"nope"}
-	h2 := newConsumerHarness(t, fakeTopics{})
+	h2 := newStreamsHarness(t, fakeTopics{})
 	r := h2.sgHeartbeat(shb{member: "m", process: "p", topology: missing})
 	if r.resp.ErrorCode != 0 || !slices.Equal(statusCodes(r.resp), []int8{streamsStatusMissingSourceTopics}) || len(r.toCreate) != 0 {
 		t.Fatalf("missing source topic: %+v", r.resp)
@@ -294,7 +300,7 @@ func TestStreamsGroupBadInput(t *testing.T) {
 	co.Epoch = 1
 	co.Subtopologies = []kmsg.StreamsGroupHeartbeatRequestTopologySubtopology{{SubtopologyID: "0", SourceTopics: []string{"l", "r"},
 		CopartitionGroups: []kmsg.StreamsGroupHeartbeatRequestTopologySubtopologyCopartitionGroup{{SourceTopics: []int16{0, 1}}}}}
-	h3 := newConsumerHarness(t, fakeTopics{"l": 2, "r": 3})
+	h3 := newStreamsHarness(t, fakeTopics{"l": 2, "r": 3})
 	r = h3.sgHeartbeat(shb{member: "m", process: "p", topology: &co})
 	if !slices.Equal(statusCodes(r.resp), []int8{streamsStatusIncorrectlyPartitionedTopics}) {
 		t.Fatalf("copartition mismatch: %+v", r.resp)
@@ -313,7 +319,7 @@ func TestStreamsGroupBadInput(t *testing.T) {
 // group rebalances and they move.
 func TestStreamsGroupWarmups(t *testing.T) {
 	topics := fakeTopics{"words": 4, "app-changelog": 4, "app-repartition": 4}
-	h := newConsumerHarness(t, topics)
+	h := newStreamsHarness(t, topics)
 	a := h.sgHeartbeat(shb{member: "a", process: "pa", topology: wordCountTopology(1)})
 	a = h.sgHeartbeat(shb{member: "a", epoch: a.resp.MemberEpoch, owned: &streamsTasks{}})
 	all := streamsTasks{active: taskSetFromWire(a.resp.ActiveTasks)}
@@ -359,7 +365,7 @@ func TestStreamsGroupWarmups(t *testing.T) {
 // removed, so that the others get them.
 func TestStreamsGroupStaticMembersAndTimeouts(t *testing.T) {
 	topics := fakeTopics{"words": 4, "app-changelog": 4, "app-repartition": 4}
-	h := newConsumerHarness(t, topics)
+	h := newStreamsHarness(t, topics)
 	a := h.sgHeartbeat(shb{member: "a", process: "pa", instance: "i-a", topology: wordCountTopology(1)})
 	a = h.sgHeartbeat(shb{member: "a", instance: "i-a", epoch: a.resp.MemberEpoch, owned: &streamsTasks{}})
 	tasksA := taskSetFromWire(a.resp.ActiveTasks)
@@ -410,7 +416,7 @@ func TestStreamsGroupStaticMembersAndTimeouts(t *testing.T) {
 // endpoint epoch is behind.
 func TestStreamsGroupEndpoints(t *testing.T) {
 	topics := fakeTopics{"words": 4, "app-changelog": 4, "app-repartition": 4}
-	h := newConsumerHarness(t, topics)
+	h := newStreamsHarness(t, topics)
 	endpoint := &kmsg.StreamsGroupHeartbeatRequestUserEndpoint{Host: "a.example", Port: 7070}
 	a := h.sgHeartbeat(shb{member: "a", process: "pa", topology: wordCountTopology(1), endpoint: endpoint})
 	if len(a.resp.PartitionsByUserEndpoint) != 1 {
@@ -434,7 +440,7 @@ func TestStreamsGroupEndpoints(t *testing.T) {
 // with the offsets, also after a reload.
 func TestStreamsGroupReplacesSimpleGroup(t *testing.T) {
 	topics := fakeTopics{"words": 4, "app-changelog": 4, "app-repartition": 4}
-	h := newConsumerHarness(t, topics)
+	h := newStreamsHarness(t, topics)
 	if r := h.commit("app", "", -1, 9, map[string]map[int32]int64{"words": {1: 42}}); r.Topics[0].Partitions[0].ErrorCode != 0 {
 		t.Fatalf("admin commit: %+v", r)
 	}
@@ -448,5 +454,30 @@ func TestStreamsGroupReplacesSimpleGroup(t *testing.T) {
 		if _, ok := h.s.groups["app"].(*streamsGroup); !ok || h.cgFetch("app", "words", 1) != 42 {
 			t.Fatalf("reload %v: group %T, offset %d", reload, h.s.groups["app"], h.cgFetch("app", "words", 1))
 		}
+	}
+}
+
+// TestStreamsGroupInitialRebalanceDelay: a new group's first assignment
+// waits group.streams.initial.rebalance.delay.ms for more members
+// (ASSIGNMENT_DELAYED, nothing assigned, a member epoch all the same);
+// then the tasks are spread over every member that joined meanwhile.
+func TestStreamsGroupInitialRebalanceDelay(t *testing.T) {
+	topics := fakeTopics{"words": 4, "app-changelog": 4, "app-repartition": 4}
+	h := newConsumerHarness(t, topics)
+	a := h.sgHeartbeat(shb{member: "a", process: "pa", topology: wordCountTopology(1)})
+	if a.resp.MemberEpoch < 1 || !slices.Equal(statusCodes(a.resp), []int8{streamsStatusAssignmentDelayed}) || len(a.resp.ActiveTasks) != 0 {
+		t.Fatalf("first member: %+v", a.resp)
+	}
+	h.advance(1e9)
+	b := h.sgHeartbeat(shb{member: "b", process: "pb", topology: wordCountTopology(1)})
+	if !slices.Equal(statusCodes(b.resp), []int8{streamsStatusAssignmentDelayed}) || len(b.resp.ActiveTasks) != 0 {
+		t.Fatalf("second member within the delay: %+v", b.resp)
+	}
+	h.advance(2 * 1e9) // the delay (3s) is over
+	a = h.sgHeartbeat(shb{member: "a", epoch: a.resp.MemberEpoch, owned: &streamsTasks{}})
+	b = h.sgHeartbeat(shb{member: "b", epoch: b.resp.MemberEpoch, owned: &streamsTasks{}})
+	na, nb := taskSetFromWire(a.resp.ActiveTasks).size(), taskSetFromWire(b.resp.ActiveTasks).size()
+	if na != 4 || nb != 4 || len(a.resp.Status) != 0 || len(b.resp.Status) != 0 {
+		t.Fatalf("after the delay: a %d tasks %+v, b %d tasks %+v", na, a.resp.Status, nb, b.resp.Status)
 	}
 }

@@ -16,6 +16,10 @@ const (
 	// within its rebalance timeout; the timer's generation holds the member
 	// epoch it was set at.
 	timerStreamsRebalance
+	// timerStreamsAssignmentDelay ends a new group's initial rebalance
+	// delay: it bumps the group epoch so that the next heartbeat computes
+	// the first real assignment.
+	timerStreamsAssignmentDelay
 )
 
 // streamsHeartbeatLeave handles a heartbeat with epoch -1 (leave) or -2 (a
@@ -94,11 +98,15 @@ func (s *shard) cancelStreamsTimers(groupID, memberID string) {
 // fireStreamsTimer runs a streams member's timer; it reports false for a
 // timer of another kind.
 func (s *shard) fireStreamsTimer(now time.Time, t *timer) bool {
-	if t.key.kind != timerStreamsSession && t.key.kind != timerStreamsRebalance {
+	if t.key.kind != timerStreamsSession && t.key.kind != timerStreamsRebalance && t.key.kind != timerStreamsAssignmentDelay {
 		return false
 	}
 	g, ok := s.groups[t.key.group].(*streamsGroup)
 	if !ok {
+		return true
+	}
+	if t.key.kind == timerStreamsAssignmentDelay {
+		s.endAssignmentDelay(now, g, t)
 		return true
 	}
 	m := g.members[t.key.member]
@@ -123,6 +131,28 @@ func (s *shard) fireStreamsTimer(now time.Time, t *timer) bool {
 		}
 	})
 	return true
+}
+
+// endAssignmentDelay bumps the group epoch once a new group's initial
+// rebalance delay is over, so that the next heartbeat assigns tasks.
+func (s *shard) endAssignmentDelay(now time.Time, g *streamsGroup, t *timer) {
+	if g.pendingWrites > 0 {
+		t.deadline = now.Add(time.Millisecond)
+		s.timers.schedule(t)
+		return
+	}
+	g.assignmentDelayedUntil = time.Time{}
+	if len(g.members) == 0 {
+		return
+	}
+	record := streamsGroupMetadataRecord(g.id, g.groupEpoch+1, g.metadataHash, g.validatedTopologyEpoch)
+	s.writeStreamsRecords(now, g, []*streamsRecord{record}, func(now time.Time, err error) {
+		if err != nil {
+			s.log.Warn("failed to end the initial rebalance delay of a streams group; retrying", "group", g.id, "err", err)
+			t.deadline = now.Add(fenceRetryBackoffMs * time.Millisecond)
+			s.timers.schedule(t)
+		}
+	})
 }
 
 // onStreamsGroupsLoaded starts the clocks of the streams group members of

@@ -16,6 +16,7 @@ func streamsGroupConfig(cfg *config.Broker) group.StreamsGroupConfig {
 	c.MaxSize = cfg.StreamsGroup.MaxSize
 	c.NumStandbyReplicas = cfg.StreamsGroup.NumStandbyReplicas
 	c.NumWarmupReplicas = cfg.StreamsGroup.NumWarmupReplicas
+	c.InitialRebalanceDelayMs = cfg.StreamsGroup.InitialRebalanceDelayMs
 	c.TaskOffsetIntervalMs = cfg.StreamsGroup.TaskOffsetIntervalMs
 	return c
 }
