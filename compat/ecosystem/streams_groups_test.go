@@ -155,6 +155,19 @@ func TestKafkaStreamsWordCountStreamsGroups(t *testing.T) {
 	clustertest.WaitFor(t, 120*time.Second, running(a))
 	var warmups int
 	clustertest.WaitFor(t, 60*time.Second, stableWithProcesses(cl, app, 1, &warmups))
+	// Once the first instance has reported its changelog offsets, the
+	// broker knows where the state is: the second instance, without any,
+	// gets the stateful tasks it is to run as warm-ups first.
+	clustertest.WaitFor(t, 30*time.Second, func() error {
+		g, err := describeStreamsGroup(cl, app)
+		if err != nil {
+			return err
+		}
+		if len(g.Members) != 1 || len(g.Members[0].TaskOffsets) == 0 {
+			return fmt.Errorf("no task offsets reported yet")
+		}
+		return nil
+	})
 
 	b := startWordCount(t, classpath, bootstrap, app, filepath.Join(dir, "b"), 1, "streams")
 	clustertest.WaitFor(t, 120*time.Second, stableWithProcesses(cl, app, 2, &warmups))

@@ -101,7 +101,7 @@ func (s *shard) describeStreamsGroup(req *kmsg.StreamsGroupDescribeRequest, id s
 		for _, kv := range m.clientTags {
 			dm.ClientTags = append(dm.ClientTags, kmsg.StreamsGroupDescribeResponseGroupMemberClientTag{Key: kv.key, Value: kv.value})
 		}
-		dm.TaskOffsets, dm.TaskEndOffsets = []kmsg.TaskOffset{}, []kmsg.TaskOffset{}
+		dm.TaskOffsets, dm.TaskEndOffsets = taskOffsetsToWire(g.taskOffsets[m.id]), taskOffsetsToWire(g.taskEndOffsets[m.id])
 		dm.Assignment = streamsAssignmentToWire(m.assigned)
 		dm.TargetAssignment = streamsAssignmentToWire(g.target[m.id])
 		d.Members = append(d.Members, dm)
@@ -124,4 +124,17 @@ func topicInfosToWire(in []streamsTopicInfo) []kmsg.TopicInfo {
 
 func streamsAssignmentToWire(t streamsTasks) kmsg.StreamsAssignment {
 	return kmsg.StreamsAssignment{ActiveTasks: taskSetToWire(t.active), StandbyTasks: taskSetToWire(t.standby), WarmupTasks: taskSetToWire(t.warmup)}
+}
+
+// taskOffsetsToWire lists task offsets in task order.
+func taskOffsetsToWire(offsets map[taskID]int64) []kmsg.TaskOffset {
+	tasks := make([]taskID, 0, len(offsets))
+	for t := range offsets {
+		tasks = append(tasks, t)
+	}
+	out := []kmsg.TaskOffset{}
+	for t := range taskSetOf(tasks).each() {
+		out = append(out, kmsg.TaskOffset{SubtopologyID: t.subtopology, Partition: t.partition, Offset: offsets[t]})
+	}
+	return out
 }
