@@ -3,6 +3,9 @@
 // its changelog, a repartition topic and a standby replica, run as two
 // instances while one instance and one samsa node are killed and
 // restarted; the final counts must equal a count computed from the input.
+// The same word count also runs with group.protocol=streams, the broker
+// assigning its tasks (KIP-1071 streams groups), while an instance joins
+// and leaves.
 // And Kafka Connect 4.4 in distributed mode: two workers with exactly-once
 // source support run a file source and a file sink connector that move
 // 100,000 lines file → topic → files while the sink is paused and resumed,

@@ -40,11 +40,14 @@ type streamsInstance struct {
 	done   chan struct{}
 }
 
-func startWordCount(t *testing.T, classpath, bootstrap, appID, stateDir string, replication int) *streamsInstance {
+// startWordCount starts a WordCount JVM; extra is the optional group
+// protocol ("streams" for KIP-1071).
+func startWordCount(t *testing.T, classpath, bootstrap, appID, stateDir string, replication int, extra ...string) *streamsInstance {
 	t.Helper()
-	cmd := exec.Command("java", "-Xmx384m", "-XX:+UseSerialGC",
-		"-Dlog4j2.configurationFile="+filepath.Join("..", "java", "log4j2.properties"),
-		"-cp", classpath, "samsa.compat.WordCount", bootstrap, appID, "words", "counts", stateDir, fmt.Sprint(replication))
+	args := append([]string{"-Xmx384m", "-XX:+UseSerialGC",
+		"-Dlog4j2.configurationFile=" + filepath.Join("..", "java", "log4j2.properties"),
+		"-cp", classpath, "samsa.compat.WordCount", bootstrap, appID, "words", "counts", stateDir, fmt.Sprint(replication)}, extra...)
+	cmd := exec.Command("java", args...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -91,6 +91,10 @@ type Broker struct {
 	// shutdown can complete them; closing stops new ones from parking.
 	parked  sync.Map // *fetchOp -> struct{}
 	closing atomic.Bool
+
+	// streamsCreations are the streams internal topics being created
+	// (88_streams_group_heartbeat.go).
+	streamsCreations streamsTopicCreations
 }
 
 // BeginShutdown completes every parked request with what it has now and

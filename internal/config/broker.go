@@ -39,6 +39,8 @@ type Broker struct {
 	ClusterID                                 string
 	// Tier is the tiered-storage configuration (keys_tier.go).
 	Tier TierConfig
+	// StreamsGroup configures streams groups (keys_streams.go).
+	StreamsGroup StreamsGroupConfig
 
 	// Listeners are the sockets to bind. Port 0 asks for an ephemeral port.
 	Listeners []Listener // derived: listeners
@@ -535,6 +537,9 @@ func (b *Broker) validateRelations() error {
 		return relation("broker.heartbeat.interval.ms", "broker.heartbeat.interval.ms must be less than broker.session.timeout.ms")
 	}
 	if err := b.validateTier(); err != nil {
+		return err
+	}
+	if err := b.validateStreamsGroup(); err != nil {
 		return err
 	}
 	return b.validateRoles()

@@ -73,6 +73,7 @@ var brokerKeys = slices.Concat(
 	telemetryBrokerKeys,
 	registryBrokerKeys,
 	consoleBrokerKeys,
+	streamsBrokerKeys,
 )
 
 // coreBrokerKeys is Kafka's KafkaConfig subset a single Samsa node uses, plus
@@ -474,7 +475,7 @@ var coreBrokerKeys = []Key{
 	{Name: "group.max.size", Type: typeInt, Default: intMax, Check: atLeast(1),
 		Doc:         "Maximum number of members of a classic group.",
 		brokerField: func(b *Broker) any { return &b.GroupMaxSize }},
-	{Name: "group.coordinator.rebalance.protocols", Type: typeList, Default: "classic,consumer",
+	{Name: "group.coordinator.rebalance.protocols", Type: typeList, Default: "classic,consumer,streams",
 		Check: allOf(listOf("classic", "consumer", "share", "streams"), func(v string) string {
 			for _, p := range splitList(v) {
 				if p == "classic" {

@@ -659,6 +659,35 @@ func Cases() []Case {
 			req.Groups = []string{missingGroup}
 			return req
 		}},
+		{Key: 88, Name: "unknown group", Request: func(s *Side, v int16) kmsg.Request {
+			req := kmsg.NewPtrStreamsGroupHeartbeatRequest()
+			req.Group, req.MemberID, req.MemberEpoch = missingGroup, "diffcheck-member", 3
+			return req
+		}},
+		{Key: 88, Name: "join without topology", Request: func(s *Side, v int16) kmsg.Request {
+			req := kmsg.NewPtrStreamsGroupHeartbeatRequest()
+			req.Group, req.MemberID, req.RebalanceTimeoutMillis = missingGroup, "diffcheck-member", 10_000
+			return req
+		}},
+		{Key: 88, Name: "changelog with a partition count", Request: func(s *Side, v int16) kmsg.Request {
+			req := kmsg.NewPtrStreamsGroupHeartbeatRequest()
+			req.Group, req.MemberID, req.RebalanceTimeoutMillis = missingGroup, "diffcheck-member", 10_000
+			topology := kmsg.NewStreamsGroupHeartbeatRequestTopology()
+			topology.Subtopologies = []kmsg.StreamsGroupHeartbeatRequestTopologySubtopology{{SubtopologyID: "0",
+				SourceTopics: []string{FixtureTopic}, StateChangelogTopics: []kmsg.TopicInfo{{Topic: "diffcheck-changelog", NumPartitions: 3}}}}
+			req.Topology = &topology
+			return req
+		}},
+		{Key: 89, Name: "unknown group", Request: func(s *Side, v int16) kmsg.Request {
+			req := kmsg.NewPtrStreamsGroupDescribeRequest()
+			req.Groups = []string{missingGroup}
+			return req
+		}},
+		{Key: 93, Name: "no plugin", Request: func(s *Side, v int16) kmsg.Request {
+			req := kmsg.NewPtrStreamsGroupTopologyDescriptionUpdateRequest()
+			req.Group, req.MemberID = missingGroup, "diffcheck-member"
+			return req
+		}},
 		{Key: 75, Name: "one topic", Request: func(s *Side, v int16) kmsg.Request {
 			req := kmsg.NewPtrDescribeTopicPartitionsRequest()
 			t := kmsg.NewDescribeTopicPartitionsRequestTopic()

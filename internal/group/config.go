@@ -38,6 +38,8 @@ type Config struct {
 	NewMemberJoinTimeoutMs int32
 	// ConsumerGroup configures consumer-protocol (KIP-848) groups.
 	ConsumerGroup ConsumerGroupConfig
+	// StreamsGroup configures streams groups (KIP-1071).
+	StreamsGroup StreamsGroupConfig
 
 	// Topics resolves topic IDs for OffsetCommit and OffsetFetch v10+, which
 	// name topics by ID. Nil means no topic ID resolves (UNKNOWN_TOPIC_ID).
@@ -68,6 +70,7 @@ func DefaultConfig() Config {
 		OffsetsRetentionCheckIntervalMs: 600000,
 		NewMemberJoinTimeoutMs:          300000,
 		ConsumerGroup:                   DefaultConsumerGroupConfig(),
+		StreamsGroup:                    DefaultStreamsGroupConfig(),
 	}
 }
 
@@ -94,7 +97,10 @@ func (c Config) Validate() error {
 	case c.NewMemberJoinTimeoutMs < 1:
 		return fmt.Errorf("%w: new member join timeout must be at least 1ms", ErrInvalidConfig)
 	}
-	return c.ConsumerGroup.validate()
+	if err := c.ConsumerGroup.validate(); err != nil {
+		return err
+	}
+	return c.StreamsGroup.validate()
 }
 
 func (c Config) offsetsRetentionMs() int64 { return int64(c.OffsetsRetentionMinutes) * 60 * 1000 }

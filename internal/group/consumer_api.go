@@ -106,9 +106,13 @@ func (s *shard) describeAssignment(a assignment) kmsg.Assignment {
 }
 
 // validateOffsetFetchMember validates the member id and epoch an
-// OffsetFetch v9+ names, for consumer groups; other groups accept any.
+// OffsetFetch v9+ names, for consumer and streams groups; other groups
+// accept any.
 func (s *shard) validateOffsetFetchMember(req *kmsg.OffsetFetchRequestGroup) int16 {
-	if g, ok := s.groups[req.Group].(*consumerGroup); ok {
+	switch g := s.groups[req.Group].(type) {
+	case *consumerGroup:
+		return g.validateOffsetFetch(req.MemberID, req.MemberEpoch)
+	case *streamsGroup:
 		return g.validateOffsetFetch(req.MemberID, req.MemberEpoch)
 	}
 	return 0

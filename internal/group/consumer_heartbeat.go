@@ -139,6 +139,8 @@ func (s *shard) heartbeatGroup(id string, joining bool, records *[]*consumerReco
 			return newConsumerGroup(id), nil
 		}
 		return nil, hbError(kerr.GroupIDNotFound, "Group %s is not a consumer group.", id)
+	case *streamsGroup:
+		return nil, hbError(kerr.GroupIDNotFound, "Group %s is not a consumer group.", id)
 	}
 	if !joining {
 		return nil, hbError(kerr.GroupIDNotFound, "Consumer group %s not found.", id)

@@ -360,6 +360,13 @@ func (g *consumerGroup) groupTombstones() []*consumerRecord {
 // type: a GroupMetadata tombstone for a classic group, the consumer group
 // tombstones for a consumer group.
 func (s *shard) groupTombstoneKVs(id string) []KV {
+	if sg, ok := s.groups[id].(*streamsGroup); ok {
+		var out []KV
+		for _, r := range sg.groupTombstones() {
+			out = append(out, r.kv())
+		}
+		return out
+	}
 	g, ok := s.groups[id].(*consumerGroup)
 	if !ok {
 		return []KV{groupMetadataKV(id, nil)}

@@ -1,6 +1,8 @@
 // Package group is Samsa's group coordinator: the classic consumer group
 // protocol (JoinGroup, SyncGroup, Heartbeat, LeaveGroup), the consumer group
-// protocol of KIP-848 (ConsumerGroupHeartbeat, ConsumerGroupDescribe), committed offsets
+// protocol of KIP-848 (ConsumerGroupHeartbeat, ConsumerGroupDescribe), the
+// streams groups of KIP-1071 (StreamsGroupHeartbeat, StreamsGroupDescribe;
+// streams_*.go), committed offsets
 // (OffsetCommit, OffsetFetch, OffsetDelete) and the group admin APIs
 // (DescribeGroups, ListGroups, DeleteGroups), kept in the __consumer_offsets
 // topic in Apache Kafka's own record format, so the topic means here what it
@@ -140,6 +142,46 @@
 //
 //	key:   00 03  00 01 67
 //	value: 00 00  00 00 00 05  00
+//
+// # Streams group (KIP-1071) records, Kafka 4.4's schemas
+//
+// Keys as above. Values are version 0 and flexible; TaskIds is
+// [ subtopologyId string, partitions [int32] ] with tagged fields (tag 0 of
+// the current assignment's, AssignmentEpochs, is read and dropped).
+//
+//	17 StreamsGroupMetadata          | type | group |
+//	   epoch int32, metadataHash int64;
+//	   tag 0 validatedTopologyEpoch int32 (written when not -1)
+//	19 StreamsGroupMemberMetadata    | type | group | memberId |
+//	   instanceId string?, rackId string?, clientId string, clientHost string,
+//	   rebalanceTimeoutMs int32, topologyEpoch int32, processId string,
+//	   userEndpoint { host string, port uint16 }? (int8 -1 null, 1 present),
+//	   clientTags [ key string, value string ]
+//	20 StreamsGroupTargetAssignmentMetadata | type | group |   assignmentEpoch int32
+//	21 StreamsGroupTargetAssignmentMember   | type | group | memberId |
+//	   activeTasks [TaskIds], standbyTasks [TaskIds], warmupTasks [TaskIds]
+//	22 StreamsGroupCurrentMemberAssignment  | type | group | memberId |
+//	   memberEpoch int32, previousMemberEpoch int32, state int8 (0 stable,
+//	   1 unrevoked, 2 unreleased), active, standby, warmup [TaskIds], then
+//	   the same three pending revocation
+//	23 StreamsGroupTopology          | type | group |
+//	   epoch int32, subtopologies [ subtopologyId string, sourceTopics
+//	   [string], sourceTopicRegex [string], stateChangelogTopics [TopicInfo],
+//	   repartitionSinkTopics [string], repartitionSourceTopics [TopicInfo],
+//	   copartitionGroups [ sourceTopics [int16], sourceTopicRegex [int16],
+//	   repartitionSourceTopics [int16] ] ]
+//	   TopicInfo = name string, partitions int32, replicationFactor int16,
+//	   topicConfigs [ key string, value string ]
+//
+// For example the epoch record of streams group "g" at epoch 5, metadata
+// hash 1, topology epoch 2 validated:
+//
+//	key:   00 11  00 01 67
+//	value: 00 00  00 00 00 05  00 00 00 00 00 00 00 01  01 00 04 00 00 00 02
+//
+// A streams group is deleted by its members' current assignments, targets,
+// the target epoch, the members' metadata, the topology and last its epoch
+// record, as tombstones.
 //
 // A member leaves as three tombstones in this order: its current
 // assignment, its target, its metadata. A group is deleted by the

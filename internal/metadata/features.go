@@ -18,6 +18,7 @@ const (
 	KRaftVersionFeature       = "kraft.version"
 	GroupVersionFeature       = "group.version"
 	TransactionVersionFeature = "transaction.version"
+	StreamsVersionFeature     = "streams.version"
 )
 
 // metadata.version levels: MetadataVersionMin is 3.3-IV3, the oldest Kafka
@@ -43,6 +44,7 @@ var SupportedFeatures = []Feature{
 	{Name: GroupVersionFeature, MinLevel: 0, MaxLevel: 1, DefaultLevel: 1},
 	{Name: KRaftVersionFeature, MinLevel: 0, MaxLevel: 0, DefaultLevel: 0},
 	{Name: MetadataVersionFeature, MinLevel: MetadataVersionMin, MaxLevel: MetadataVersionLatest, DefaultLevel: MetadataVersionLatest},
+	{Name: StreamsVersionFeature, MinLevel: 0, MaxLevel: 1, DefaultLevel: 1},
 	{Name: TransactionVersionFeature, MinLevel: 0, MaxLevel: 2, DefaultLevel: 2},
 }
 

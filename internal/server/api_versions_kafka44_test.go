@@ -9,7 +9,7 @@ import (
 )
 
 // apiVersionsOutOfScope are the client-listener API keys of Kafka 4.4 that
-// other work owns (security, quotas, share and streams groups) or that
+// other work owns (security, quotas, share groups) or that
 // Samsa does not serve yet; the test checks every other key. A key listed
 // here that Samsa does serve must still be at Kafka's newest version.
 var apiVersionsOutOfScope = map[int16]string{
@@ -19,7 +19,6 @@ var apiVersionsOutOfScope = map[int16]string{
 	76: "share groups", 77: "share groups", 78: "share groups", 79: "share groups",
 	83: "share groups", 84: "share groups", 85: "share groups", 86: "share groups",
 	87: "share groups", 90: "share groups", 91: "share groups", 92: "share groups",
-	88: "streams groups", 89: "streams groups", 93: "streams groups",
 	// Not served yet (docs/compatibility.md, "Behaviour differences").
 	64: "UnregisterBroker", 80: "dynamic quorum", 81: "dynamic quorum", 94: "UnregisterController",
 }

@@ -494,6 +494,19 @@ func matrixCases(principal string) []matrixCase {
 				return req
 			},
 			code: func(r kmsg.Response) int16 { return r.(*kmsg.ConsumerGroupDescribeResponse).Groups[0].ErrorCode }},
+		{name: "StreamsGroupHeartbeat", acls: acls(group(authz.OpRead), topic(authz.OpDescribe)), denied: kerr.GroupAuthorizationFailed,
+			build: func(*matrixEnv) kmsg.Request { return matrixStreamsHeartbeat() },
+			code:  func(r kmsg.Response) int16 { return r.(*kmsg.StreamsGroupHeartbeatResponse).ErrorCode }},
+		{name: "StreamsGroupHeartbeat topics", base: acls(group(authz.OpRead)), acls: acls(topic(authz.OpDescribe)), denied: kerr.TopicAuthorizationFailed,
+			build: func(*matrixEnv) kmsg.Request { return matrixStreamsHeartbeat() },
+			code:  func(r kmsg.Response) int16 { return r.(*kmsg.StreamsGroupHeartbeatResponse).ErrorCode }},
+		{name: "StreamsGroupDescribe", acls: acls(group(authz.OpDescribe)), denied: kerr.GroupAuthorizationFailed,
+			build: func(*matrixEnv) kmsg.Request {
+				req := kmsg.NewPtrStreamsGroupDescribeRequest()
+				req.Groups = []string{matrixGroup}
+				return req
+			},
+			code: func(r kmsg.Response) int16 { return r.(*kmsg.StreamsGroupDescribeResponse).Groups[0].ErrorCode }},
 		{name: "DescribeQuorum", acls: acls(cluster(authz.OpDescribe)), denied: kerr.ClusterAuthorizationFailed,
 			build: func(*matrixEnv) kmsg.Request {
 				req := kmsg.NewPtrDescribeQuorumRequest()
@@ -549,4 +562,19 @@ func findCoordinatorCode(r kmsg.Response) int16 {
 		return resp.Coordinators[0].ErrorCode
 	}
 	return resp.ErrorCode
+}
+
+// matrixStreamsHeartbeat joins a streams group with a one-subtopology
+// topology reading the matrix topic, without internal topics.
+func matrixStreamsHeartbeat() kmsg.Request {
+	req := kmsg.NewPtrStreamsGroupHeartbeatRequest()
+	req.Group, req.MemberID, req.MemberEpoch = matrixGroup, "authz-streams-member", 0
+	req.RebalanceTimeoutMillis = 10000
+	req.ProcessID = strp("authz-process")
+	req.ActiveTasks, req.StandbyTasks, req.WarmupTasks = []kmsg.TaskIDs{}, []kmsg.TaskIDs{}, []kmsg.TaskIDs{}
+	topology := kmsg.NewStreamsGroupHeartbeatRequestTopology()
+	topology.Epoch = 1
+	topology.Subtopologies = []kmsg.StreamsGroupHeartbeatRequestTopologySubtopology{{SubtopologyID: "0", SourceTopics: []string{matrixTopic}}}
+	req.Topology = &topology
+	return req
 }

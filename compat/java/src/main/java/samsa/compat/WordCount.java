@@ -21,8 +21,11 @@ import org.apache.kafka.streams.kstream.Produced;
  * processing.guarantee=exactly_once_v2.
  *
  * <pre>
- *   WordCount BOOTSTRAP APPLICATION_ID INPUT OUTPUT STATE_DIR REPLICATION_FACTOR
+ *   WordCount BOOTSTRAP APPLICATION_ID INPUT OUTPUT STATE_DIR REPLICATION_FACTOR [GROUP_PROTOCOL]
  * </pre>
+ *
+ * GROUP_PROTOCOL is Kafka Streams' group.protocol: "classic" (the default)
+ * or "streams" (KIP-1071, the broker assigns the tasks).
  *
  * It prints "state RUNNING" (and every other state change) on stdout, and
  * runs until killed or SIGTERM.
@@ -31,8 +34,8 @@ public final class WordCount {
     private WordCount() {}
 
     public static void main(String[] args) throws InterruptedException {
-        if (args.length != 6) {
-            System.err.println("usage: WordCount BOOTSTRAP APPLICATION_ID INPUT OUTPUT STATE_DIR REPLICATION_FACTOR");
+        if (args.length != 6 && args.length != 7) {
+            System.err.println("usage: WordCount BOOTSTRAP APPLICATION_ID INPUT OUTPUT STATE_DIR REPLICATION_FACTOR [GROUP_PROTOCOL]");
             System.exit(2);
         }
         Properties p = new Properties();
@@ -45,6 +48,9 @@ public final class WordCount {
         p.put(StreamsConfig.DEFAULT_KEY_SERDE_CLASS_CONFIG, Serdes.StringSerde.class);
         p.put(StreamsConfig.DEFAULT_VALUE_SERDE_CLASS_CONFIG, Serdes.StringSerde.class);
         p.put(StreamsConfig.consumerPrefix("auto.offset.reset"), "earliest");
+        if (args.length == 7) {
+            p.put(StreamsConfig.GROUP_PROTOCOL_CONFIG, args[6]);
+        }
 
         StreamsBuilder builder = new StreamsBuilder();
         builder.stream(args[2], Consumed.with(Serdes.String(), Serdes.String()))
