@@ -64,7 +64,8 @@ type Node struct {
 	// metricsServer serves /metrics, /healthz and /readyz; nil when
 	// metrics.listener is empty.
 	metricsServer *metrics.Server
-	registry      *registryService // nil unless schema.registry.listeners is set
+	registry      *registryService  // nil unless schema.registry.listeners is set
+	httpProxy     *httpProxyService // nil unless http.proxy.listeners is set
 	ready         atomic.Bool
 	// clientListeners are the listeners bound for clients, in the order of
 	// network.Server.Addrs.
@@ -351,6 +352,10 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 		n.Shutdown(context.Background())
 		return nil, err
 	}
+	if err := n.startHTTPProxy(logging.component("httpproxy")); err != nil {
+		n.Shutdown(context.Background())
+		return nil, err
+	}
 	n.ready.Store(true)
 	for _, a := range n.network.Addrs() {
 		n.logger.Info("samsa listening", "address", a.String(), "node.id", cfg.NodeID, "process.roles", cfg.ProcessRoles, "cluster.id", n.controller.Image().ClusterID, "log.dirs", cfg.LogDirs)
@@ -434,6 +439,7 @@ func (n *Node) Shutdown(ctx context.Context) error {
 		}
 		csCancel()
 	}
+	n.stopHTTPProxy(ctx)
 	n.stopRegistry(ctx)
 	n.broker.BeginShutdown()
 	errNet := n.network.Shutdown(ctx)
