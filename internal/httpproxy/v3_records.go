@@ -127,6 +127,8 @@ func readyV3(answer produceResponseV3) *pendingV3 {
 }
 
 func (p *Proxy) streamV3(w http.ResponseWriter, r *request, id, topic string, partitions int32, body io.Reader) {
+	// Answers go out while the body still streams in.
+	_ = http.NewResponseController(w).EnableFullDuplex()
 	w.Header().Set("Content-Type", contentTypeV3)
 	w.WriteHeader(http.StatusOK)
 	flusher, _ := w.(http.Flusher)
