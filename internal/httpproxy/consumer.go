@@ -39,11 +39,12 @@ type consumerInstance struct {
 	group, name string
 	// ownerKey is the session key of the identity that created it; other
 	// identities are told it does not exist.
-	ownerKey  string
-	kafkaOpts []kgo.Opt
-	admin     *kadm.Client
-	settings  consumerSettings
-	maxBytes  int64
+	ownerKey    string
+	kafkaOpts   []kgo.Opt
+	admin       *kadm.Client
+	adminClient *kgo.Client
+	settings    consumerSettings
+	maxBytes    int64
 
 	// groupAssignment is what the group gave the member, kept by the
 	// client's rebalance callbacks (which may run while mu is held).
@@ -409,6 +410,7 @@ func (r *consumerRegistry) removeLocked(instance *consumerInstance) {
 	r.mu.Unlock()
 	instance.mu.closed = true
 	instance.closeClientLocked()
+	instance.adminClient.Close()
 }
 
 // expire closes the instances unused since consumer.instance.timeout.ms.

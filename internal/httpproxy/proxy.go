@@ -137,10 +137,13 @@ func (p *Proxy) reap(ctx context.Context) {
 			for _, expired := range p.consumers.expire(p.config.Now()) {
 				p.logger.Info("closing an idle REST proxy consumer instance", "group", expired.group, "instance", expired.name)
 			}
-			p.sessions.expire(p.config.Now(), time.Duration(p.config.ConsumerInstanceTimeoutMs)*time.Millisecond)
+			p.sessions.expire(p.config.Now(), max(time.Duration(p.config.ConsumerInstanceTimeoutMs)*time.Millisecond, sessionIdleMin))
 		}
 	}
 }
+
+// sessionIdleMin is the least time an unused session's clients stay open.
+const sessionIdleMin = time.Minute
 
 // request is one request's context: the identity's session, the clock.
 type request struct {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -31,11 +32,44 @@ func (p *Proxy) createConsumer(r *request) (int, any, error) {
 	if err := readBody(r, &body, true); err != nil {
 		return 0, nil, err
 	}
+	settings, name, err := p.consumerSettingsOf(body)
+	if err != nil {
+		return 0, nil, err
+	}
+	group := r.PathValue("group")
+	// The instance's own admin client (commits and committed offsets of
+	// assigned partitions) outlives the session that created it.
+	adminClient, err := kgo.NewClient(r.session.kafkaOpts(kgo.ClientID(name))...)
+	if err != nil {
+		return 0, nil, errKafka(err)
+	}
+	admin := kadm.NewClient(adminClient)
+	admin.SetTimeoutMillis(int32(p.config.RequestTimeoutMs))
+	instance := &consumerInstance{
+		group: group, name: name, ownerKey: r.session.identity.Key,
+		kafkaOpts: r.session.kafkaOpts(), admin: admin, adminClient: adminClient,
+		settings: settings, maxBytes: p.config.ConsumerRequestMaxBytes,
+	}
+	if err := p.consumers.add(instance); err != nil {
+		adminClient.Close()
+		return 0, nil, err
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	baseURI := scheme + "://" + r.Host + "/consumers/" + group + "/instances/" + name
+	return http.StatusOK, map[string]string{"instance_id": name, "base_uri": baseURI}, nil
+}
+
+// consumerSettingsOf validates a create request as Confluent's proxy
+// does, answering 42204 for a bad setting, and names the instance.
+func (p *Proxy) consumerSettingsOf(body createConsumerRequest) (consumerSettings, string, error) {
 	settings := consumerSettings{format: formatBinary, autoOffsetReset: "latest", autoCommit: true, requestTimeoutMs: p.config.ConsumerRequestTimeoutMs}
 	if body.Format != "" {
 		f, ok := parseFormat(body.Format)
 		if !ok {
-			return 0, nil, errInvalidConsumerConfig("unknown format %q, expected binary, json, avro, jsonschema or protobuf", body.Format)
+			return consumerSettings{}, "", errInvalidConsumerConfig("unknown format %q, expected binary, json, avro, jsonschema or protobuf", body.Format)
 		}
 		settings.format = f
 	}
@@ -48,26 +82,26 @@ func (p *Proxy) createConsumer(r *request) (int, any, error) {
 	case "largest":
 		settings.autoOffsetReset = "latest"
 	default:
-		return 0, nil, errInvalidConsumerConfig("Invalid value %s for configuration auto.offset.reset: String must be one of: latest, earliest, none", body.AutoOffsetReset)
+		return consumerSettings{}, "", errInvalidConsumerConfig("Invalid value %s for configuration auto.offset.reset: String must be one of: latest, earliest, none", body.AutoOffsetReset)
 	}
 	if body.AutoCommitEnable != nil {
 		enabled, err := strconv.ParseBool(*body.AutoCommitEnable)
 		if err != nil {
-			return 0, nil, errInvalidConsumerConfig("Invalid value %s for configuration auto.commit.enable: Expected value to be either true or false", *body.AutoCommitEnable)
+			return consumerSettings{}, "", errInvalidConsumerConfig("Invalid value %s for configuration auto.commit.enable: Expected value to be either true or false", *body.AutoCommitEnable)
 		}
 		settings.autoCommit = enabled
 	}
 	if body.FetchMinBytes != nil {
 		n, err := strconv.ParseInt(*body.FetchMinBytes, 10, 32)
 		if err != nil || n < 0 {
-			return 0, nil, errInvalidConsumerConfig("Invalid value %s for configuration fetch.min.bytes", *body.FetchMinBytes)
+			return consumerSettings{}, "", errInvalidConsumerConfig("Invalid value %s for configuration fetch.min.bytes", *body.FetchMinBytes)
 		}
 		settings.fetchMinBytes = int32(n)
 	}
 	if body.RequestTimeoutMs != nil {
 		n, err := strconv.ParseInt(*body.RequestTimeoutMs, 10, 64)
 		if err != nil || n < 0 {
-			return 0, nil, errInvalidConsumerConfig("Invalid value %s for configuration consumer.request.timeout.ms", *body.RequestTimeoutMs)
+			return consumerSettings{}, "", errInvalidConsumerConfig("Invalid value %s for configuration consumer.request.timeout.ms", *body.RequestTimeoutMs)
 		}
 		settings.requestTimeoutMs = min(n, p.config.RequestTimeoutMs)
 	}
@@ -76,23 +110,9 @@ func (p *Proxy) createConsumer(r *request) (int, any, error) {
 		name = newInstanceName()
 	}
 	if len(name) > maxInstanceNameLength || strings.ContainsAny(name, "/?#") {
-		return 0, nil, errInvalidConsumerConfig("invalid instance name %q", name)
+		return consumerSettings{}, "", errInvalidConsumerConfig("invalid instance name %q", name)
 	}
-	group := r.PathValue("group")
-	instance := &consumerInstance{
-		group: group, name: name, ownerKey: r.session.identity.Key,
-		kafkaOpts: r.session.kafkaOpts(), admin: r.session.admin,
-		settings: settings, maxBytes: p.config.ConsumerRequestMaxBytes,
-	}
-	if err := p.consumers.add(instance); err != nil {
-		return 0, nil, err
-	}
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	baseURI := scheme + "://" + r.Host + "/consumers/" + group + "/instances/" + name
-	return http.StatusOK, map[string]string{"instance_id": name, "base_uri": baseURI}, nil
+	return settings, name, nil
 }
 
 // withInstance runs fn on the path's instance, locked.
@@ -101,7 +121,11 @@ func (p *Proxy) withInstance(r *request, fn func(c *consumerInstance) (int, any,
 	if err != nil {
 		return 0, nil, err
 	}
-	defer instance.mu.Unlock()
+	defer func() {
+		// Idle time counts from the end of the last request.
+		instance.mu.lastUsed = p.config.Now()
+		instance.mu.Unlock()
+	}()
 	return fn(instance)
 }
 
