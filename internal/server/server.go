@@ -66,6 +66,7 @@ type Node struct {
 	metricsServer *metrics.Server
 	registry      *registryService  // nil unless schema.registry.listeners is set
 	httpProxy     *httpProxyService // nil unless http.proxy.listeners is set
+	schemaIDs     *schemaIDChecker  // the broker's schema id validation
 	ready         atomic.Bool
 	// clientListeners are the listeners bound for clients, in the order of
 	// network.Server.Addrs.
@@ -218,6 +219,8 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 		Now:            time.Now,
 		Authorization:  newAuthorization(cfg, n.controller),
 	}
+	n.schemaIDs = &schemaIDChecker{}
+	n.broker.SchemaIDs = n.schemaIDs
 	n.partitions = partition.NewManager(cfg.NodeID, logs, n.topicConfig, []string{controller.MetadataTopic}, logging.component("log"))
 	n.broker.Partitions = n.partitions
 	n.broker.ForwardToController = n.activeController.request
@@ -349,6 +352,10 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 	go n.runLeaderRebalance(ctx)
 	n.network.OpenForClients()
 	if err := n.startRegistry(logging.component("registry")); err != nil {
+		n.Shutdown(context.Background())
+		return nil, err
+	}
+	if err := n.startSchemaValidation(); err != nil {
 		n.Shutdown(context.Background())
 		return nil, err
 	}
