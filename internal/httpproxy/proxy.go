@@ -2,6 +2,7 @@ package httpproxy
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -42,6 +43,9 @@ type Config struct {
 	// RegistryURL is the schema registry of the schema formats (Confluent's
 	// schema.registry.url); empty makes those formats answer 42205.
 	RegistryURL string
+	// RegistryTLS is the TLS of an https RegistryURL; nil uses the
+	// system's roots.
+	RegistryTLS *tls.Config
 	// ConsumerInstanceTimeoutMs closes instances unused for that long
 	// (consumer.instance.timeout.ms, 300000).
 	ConsumerInstanceTimeoutMs int64

@@ -97,7 +97,11 @@ func (p *sessionPool) open(identity Identity) (*session, error) {
 	s.admin = kadm.NewClient(client)
 	s.admin.SetTimeoutMillis(int32(p.config.RequestTimeoutMs))
 	if p.config.RegistryURL != "" {
-		registry, err := sr.NewClient(append([]sr.ClientOpt{sr.URLs(p.config.RegistryURL), sr.UserAgent("samsa-rest-proxy")}, identity.RegistryOpts...)...)
+		opts := []sr.ClientOpt{sr.URLs(p.config.RegistryURL), sr.UserAgent("samsa-rest-proxy")}
+		if p.config.RegistryTLS != nil {
+			opts = append(opts, sr.DialTLSConfig(p.config.RegistryTLS))
+		}
+		registry, err := sr.NewClient(append(opts, identity.RegistryOpts...)...)
 		if err != nil {
 			client.Close()
 			return nil, fmt.Errorf("schema registry client: %w", err)

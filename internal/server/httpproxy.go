@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -54,7 +56,19 @@ func (n *Node) startHTTPProxy(logger *slog.Logger) error {
 	}
 	registryURL, _ := n.cfg.Get("http.proxy.schema.registry.url")
 	if registryURL == "" && len(n.RegistryAddrs()) > 0 {
-		registryURL = "http://" + loopbackAddr(n.RegistryAddrs()[0])
+		registryListeners, _ := n.cfg.Get("schema.registry.listeners")
+		parsed, _ := httpserve.ParseListeners(registryListeners)
+		registryURL = parsed[0].Scheme + "://" + loopbackAddr(n.RegistryAddrs()[0])
+	}
+	var registryTLS *tls.Config
+	if strings.HasPrefix(registryURL, "https://") {
+		if registryTLS, err = httpClientTLS(n.cfg); err != nil {
+			return fmt.Errorf("http.proxy.schema.registry.url: %w", err)
+		}
+	}
+	serverTLS, err := httpServerTLS(n.cfg, "http.proxy.listeners", listeners, logger)
+	if err != nil {
+		return err
 	}
 	authenticator, err := registryAuthenticator(n.cfg, n.controller.Image)
 	if err != nil {
@@ -63,6 +77,7 @@ func (n *Node) startHTTPProxy(logger *slog.Logger) error {
 	config := httpproxy.Config{
 		SeedBrokers:               []string{loopbackAddr(n.network.Addrs()[0])},
 		RegistryURL:               registryURL,
+		RegistryTLS:               registryTLS,
 		ConsumerInstanceTimeoutMs: registryInt(n.cfg.Get("http.proxy.consumer.instance.timeout.ms")),
 		ConsumerRequestTimeoutMs:  registryInt(n.cfg.Get("http.proxy.consumer.request.timeout.ms")),
 		ConsumerRequestMaxBytes:   registryInt(n.cfg.Get("http.proxy.consumer.request.max.bytes")),
@@ -83,6 +98,7 @@ func (n *Node) startHTTPProxy(logger *slog.Logger) error {
 		MaxBodyBytes:     registryInt(n.cfg.Get("http.proxy.max.request.bytes")),
 		Authenticator:    authenticator,
 		ErrorContentType: "application/json",
+		TLS:              serverTLS,
 		Logger:           logger,
 	}, proxy.Handler())
 	if err != nil {
