@@ -5,7 +5,7 @@ package config
 // after the http.proxy. prefix is Confluent's and so is the default.
 var httpProxyBrokerKeys = []Key{
 	{Name: "http.proxy.listeners", Type: typeList, Default: "",
-		Doc: "Samsa: comma-separated http://host:port (or https://) listeners of the Confluent-compatible REST proxy (v2 and v3 APIs); empty disables it (Confluent's listeners)."},
+		Doc: "Samsa: comma-separated http://host:port (or https://) listeners of the Confluent-compatible REST proxy (v2 and v3 APIs); empty disables it (Confluent's listeners). samsa server with no configuration serves http://127.0.0.1:8082."},
 	{Name: "http.proxy.max.request.bytes", Type: typeInt, Default: "67108864", Check: atLeast(1024),
 		Doc: "Samsa: the largest request body the REST proxy reads; larger bodies answer 413."},
 	{Name: "http.proxy.schema.registry.url", Type: typeString, Default: "",

@@ -1,6 +1,7 @@
 package httpproxy
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -99,3 +100,13 @@ func encodeBinary(data []byte) json.RawMessage {
 }
 
 var errNotJSON = errors.New("the record's data is not JSON")
+
+// compactJSON is value without insignificant whitespace, as Confluent's
+// proxy writes the JSON it parsed. value is already known to be valid JSON.
+func compactJSON(value json.RawMessage) []byte {
+	var out bytes.Buffer
+	if err := json.Compact(&out, value); err != nil {
+		return append([]byte(nil), value...)
+	}
+	return out.Bytes()
+}

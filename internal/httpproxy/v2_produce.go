@@ -165,7 +165,7 @@ func encodeV2Data(format format, schema *parsedSchema, value json.RawMessage) ([
 		}
 		return data, nil
 	case formatJSON:
-		return append([]byte(nil), value...), nil
+		return compactJSON(value), nil
 	}
 	return schema.encode(value)
 }

@@ -249,7 +249,7 @@ func encodeV3Data(r *request, subject string, data *produceDataV3) ([]byte, stri
 		if isNull(data.Data) {
 			return nil, kind, nil
 		}
-		return append([]byte(nil), data.Data...), kind, nil
+		return compactJSON(data.Data), kind, nil
 	case "STRING":
 		if isNull(data.Data) {
 			return nil, kind, nil

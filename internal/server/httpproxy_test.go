@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -391,4 +392,36 @@ func (l *lineReader) next(t *testing.T) string {
 	}
 	line, _ := l.buffer.ReadString('\n')
 	return line
+}
+
+// TestHTTPProxyPythonRequestsAndKcat drives the proxy from Python's
+// requests (testdata/httpproxy_requests.py) and reads what it produced
+// with kcat (librdkafka).
+func TestHTTPProxyPythonRequestsAndKcat(t *testing.T) {
+	if out, err := exec.Command("/usr/bin/python3", "-c", "import requests").CombinedOutput(); err != nil {
+		t.Skipf("/usr/bin/python3 lacks requests (apt-get install python3-requests): %s", out)
+	}
+	kcat, err := exec.LookPath("kcat")
+	if err != nil {
+		t.Skip("kcat is not installed (apt-get install kcat)")
+	}
+	tn := startProxyNode(t)
+	mustCreateTopic(t, tn.admin(), "py-topic", 1, nil)
+	ctx := testContext(t)
+	out, err := exec.CommandContext(ctx, "/usr/bin/python3", "testdata/httpproxy_requests.py", proxyURL(tn), "py-topic").CombinedOutput()
+	t.Logf("%s", out)
+	if err != nil {
+		t.Fatalf("requests script: %v", err)
+	}
+	if !strings.Contains(string(out), "ok lag summary") {
+		t.Fatal("the requests script stopped early")
+	}
+	read, err := exec.CommandContext(ctx, kcat, "-b", tn.addr(), "-C", "-t", "py-topic", "-o", "beginning", "-e", "-q", "-f", "%k=%s\n").CombinedOutput()
+	if err != nil {
+		t.Fatalf("kcat: %v %s", err, read)
+	}
+	want := "\"py-1\"={\"from\":\"python\",\"n\":1}\npy-2=python bytes\npy-3={\"v3\":true}\n"
+	if string(read) != want {
+		t.Fatalf("kcat read %q, want %q", read, want)
+	}
 }
