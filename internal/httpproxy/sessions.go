@@ -28,6 +28,43 @@ type session struct {
 	// users and lastUsed are guarded by the pool's mutex.
 	users    int
 	lastUsed time.Time
+
+	// metadata caches what every produce asks: the cluster id (it never
+	// changes) and topics' partition counts for partitionCountTTL.
+	metadata struct {
+		sync.Mutex
+		clusterID string
+		// Invariant: len(partitions) <= maxCachedTopics.
+		partitions map[string]cachedCount
+	}
+}
+
+type cachedCount struct {
+	count int32
+	at    time.Time
+}
+
+// partitionCountTTL is how long a produce trusts a topic's partition
+// count; a topic that grew is addressable by partition after that long.
+const partitionCountTTL = time.Second
+
+// maxCachedTopics bounds the partition counts a session caches.
+const maxCachedTopics = 10000
+
+func (s *session) cachedPartitions(topic string, now time.Time) (int32, bool) {
+	s.metadata.Lock()
+	defer s.metadata.Unlock()
+	cached, ok := s.metadata.partitions[topic]
+	return cached.count, ok && now.Sub(cached.at) < partitionCountTTL
+}
+
+func (s *session) cachePartitions(topic string, count int32, now time.Time) {
+	s.metadata.Lock()
+	defer s.metadata.Unlock()
+	if s.metadata.partitions == nil || len(s.metadata.partitions) >= maxCachedTopics {
+		s.metadata.partitions = map[string]cachedCount{}
+	}
+	s.metadata.partitions[topic] = cachedCount{count: count, at: now}
 }
 
 // kafkaOpts are the options every client of the session starts from.

@@ -32,12 +32,20 @@ func topicDetail(ctx context.Context, s *session, topic string) (kadm.TopicDetai
 	return detail, nil
 }
 
+// topicPartitionCount is the topic's partition count, asked at most once
+// per partitionCountTTL.
 func topicPartitionCount(ctx context.Context, s *session, topic string) (int32, error) {
+	now := s.config.Now()
+	if count, ok := s.cachedPartitions(topic, now); ok {
+		return count, nil
+	}
 	detail, err := topicDetail(ctx, s, topic)
 	if err != nil {
 		return 0, err
 	}
-	return int32(len(detail.Partitions)), nil
+	count := int32(len(detail.Partitions))
+	s.cachePartitions(topic, count, now)
+	return count, nil
 }
 
 type replicaV2 struct {

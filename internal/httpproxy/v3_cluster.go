@@ -19,9 +19,17 @@ func clusterID(r *request) (string, kadm.Metadata, error) {
 
 // checkCluster answers 404 unless the path names this cluster.
 func checkCluster(r *request) (string, error) {
-	id, _, err := clusterID(r)
-	if err != nil {
-		return "", err
+	r.session.metadata.Lock()
+	id := r.session.metadata.clusterID
+	r.session.metadata.Unlock()
+	if id == "" {
+		var err error
+		if id, _, err = clusterID(r); err != nil {
+			return "", err
+		}
+		r.session.metadata.Lock()
+		r.session.metadata.clusterID = id
+		r.session.metadata.Unlock()
 	}
 	if r.PathValue("cluster") != id {
 		return "", newError(http.StatusNotFound, 404, "Cluster %s cannot be found.", r.PathValue("cluster"))
