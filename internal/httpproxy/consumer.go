@@ -112,7 +112,16 @@ func (c *consumerInstance) subscribeLocked(topics []string, pattern string) erro
 				c.groupAssignment.partitions[topic] = append(c.groupAssignment.partitions[topic], partitions...)
 			}
 		}),
-		kgo.OnPartitionsRevoked(c.forgetAssignment),
+		kgo.OnPartitionsRevoked(func(ctx context.Context, client *kgo.Client, revoked map[string][]int32) {
+			// A custom callback replaces franz-go's commit on revoke:
+			// commit what was answered before the partitions go (this
+			// also runs when the instance closes and leaves). A failed
+			// commit only means the next owner rereads those records.
+			if c.settings.autoCommit {
+				_ = client.CommitMarkedOffsets(ctx)
+			}
+			c.forgetAssignment(ctx, client, revoked)
+		}),
 		kgo.OnPartitionsLost(c.forgetAssignment),
 	}
 	c.groupAssignment.Lock()

@@ -44,6 +44,10 @@ func TestHTTPProxyBadInput(t *testing.T) {
 		{"wrong consumer body type", "POST", "/consumers/bad-group", "text/plain", `{}`, 415, 415},
 		{"unknown instance", "GET", "/consumers/bad-group/instances/nobody/records", "", "", 404, 40403},
 		{"unknown route", "GET", "/nowhere", "", "", 404, 404},
+		{"metadata of an unknown topic", "GET", "/topics/nope", "", "", 404, 40401},
+		{"metadata of an unknown partition", "GET", "/topics/bad-input/partitions/9", "", "", 404, 40402},
+		{"offsets of an unknown partition", "GET", "/topics/bad-input/partitions/9/offsets", "", "", 404, 40402},
+		{"unacceptable Accept", "GET", "/topics", "", "", 406, 406},
 		{"v3 malformed record", "POST", "/v3/clusters/CLUSTER/topics/bad-input/records", "application/json", `{"value":`, 400, 400},
 		{"v3 unknown data type", "POST", "/v3/clusters/CLUSTER/topics/bad-input/records", "application/json", `{"value":{"type":"XML","data":"x"}}`, 400, 400},
 		{"v3 malformed topic", "POST", "/v3/clusters/CLUSTER/topics", "application/json", `{"topic_name":`, 400, 400},
@@ -52,7 +56,11 @@ func TestHTTPProxyBadInput(t *testing.T) {
 	}
 	clusterID := tn.node.controller.Image().ClusterID
 	for _, c := range cases {
-		answer := call(t, c.method, base+strings.ReplaceAll(c.path, "CLUSTER", clusterID), c.contentType, c.body)
+		var headers []string
+		if c.status == 406 {
+			headers = []string{"Accept", "text/html"}
+		}
+		answer := call(t, c.method, base+strings.ReplaceAll(c.path, "CLUSTER", clusterID), c.contentType, c.body, headers...)
 		wantAnswer(t, c.name, answer, c.status, fmt.Sprintf(`"error_code":%d`, c.code), `"message":`)
 	}
 

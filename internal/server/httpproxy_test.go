@@ -239,6 +239,18 @@ func TestHTTPProxyV2Flow(t *testing.T) {
 		t.Fatalf("after seek to 2: %+v", again)
 	}
 
+	// With auto commit on, what an instance answered is committed when it
+	// is deleted, so its group resumes after it.
+	auto := call(t, "POST", base+"/consumers/rest-auto", typeV2, `{"name":"auto","format":"json","auto.offset.reset":"earliest"}`)
+	auto.decode(t, &instance)
+	wantAnswer(t, "subscribe auto", call(t, "POST", instance.BaseURI+"/subscription", typeV2, `{"topics":["rest-json"]}`), 204)
+	pollRecords(t, instance.BaseURI, typeV2JSON, 3)
+	wantAnswer(t, "delete auto", call(t, "DELETE", instance.BaseURI, typeV2, ""), 204)
+	committed, err = adm.FetchOffsets(ctx, "rest-auto")
+	if at, ok := committed.Lookup("rest-json", 0); err != nil || !ok || at.At != 3 {
+		t.Fatalf("auto commit on delete: %+v %v", at, err)
+	}
+
 	// An assigned (not subscribed) binary instance reads partition 2 and
 	// commits as a simple consumer of its group.
 	third := call(t, "POST", base+"/consumers/rest-assigned", typeV2, `{"name":"third","format":"binary","auto.offset.reset":"earliest","auto.commit.enable":"false"}`)
