@@ -69,3 +69,18 @@ func TestHTTPSRegistryAndProxy(t *testing.T) {
 		t.Fatalf("proxy over https to the https registry: %d %s", response.StatusCode, body)
 	}
 }
+
+// TestHTTPProxyOverSASLSSL: on a node whose only SASL listener is
+// SASL_SSL, the proxy's clients log in as the caller over TLS.
+func TestHTTPProxyOverSASLSSL(t *testing.T) {
+	files := newTLSFiles(t)
+	tn := startTestNode(t, append(files.brokerOverrides("none"),
+		"listeners=PLAINTEXT://127.0.0.1:0,SASL_SSL://127.0.0.1:0",
+		"sasl.enabled.mechanisms=PLAIN",
+		`listener.name.sasl_ssl.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_alice="`+saslAlicePassword+`";`,
+		"http.proxy.listeners=http://127.0.0.1:0")...)
+	mustCreateTopic(t, tn.admin(), "sasl-ssl-topic", 1, nil)
+	base := "http://" + tn.node.HTTPProxyAddrs()[0].String()
+	wantAnswer(t, "no credentials", call(t, "GET", base+"/topics", "", ""), 401, `"error_code":40101`)
+	wantAnswer(t, "alice produces", authorizedCall(t, "alice", saslAlicePassword, "POST", base+"/topics/sasl-ssl-topic", typeV2Binary, `{"records":[{"value":"AA=="}]}`), 200, `"offset":0`, `"error_code":null`)
+}

@@ -23,6 +23,7 @@ import (
 	"github.com/samsa-streaming/samsa/internal/httpproxy"
 	"github.com/samsa-streaming/samsa/internal/httpserve"
 	"github.com/samsa-streaming/samsa/internal/security"
+	"github.com/samsa-streaming/samsa/internal/vfs"
 )
 
 // httpProxyService is the REST proxy and its HTTP listeners.
@@ -44,7 +45,8 @@ func loopbackAddr(addr net.Addr) string {
 // Without SASL every request runs as User:ANONYMOUS over the first client
 // listener; with SASL each request's basic credentials are checked like
 // the registry's and the proxy's Kafka clients log in with them on a
-// SASL_PLAINTEXT listener, so the broker's ACLs apply to that principal.
+// SASL_PLAINTEXT (else SASL_SSL) listener, so the broker's ACLs apply to
+// that principal.
 func (n *Node) startHTTPProxy(logger *slog.Logger) error {
 	raw, _ := n.cfg.Get("http.proxy.listeners")
 	listeners, err := httpserve.ParseListeners(raw)
@@ -127,7 +129,7 @@ func (n *Node) proxyIdentity(r *http.Request) (httpproxy.Identity, error) {
 	} else if _, ok := image.ScramCredential(user, int8(kadm.ScramSha256)); ok {
 		mechanism = security.MechanismScramSHA256
 	}
-	seed, err := n.saslListenerFor(mechanism)
+	seed, tlsOpts, err := n.saslListenerFor(mechanism)
 	if err != nil {
 		return httpproxy.Identity{}, err
 	}
@@ -145,25 +147,41 @@ func (n *Node) proxyIdentity(r *http.Request) (httpproxy.Identity, error) {
 	return httpproxy.Identity{
 		Key:          "User:" + user + "/" + hex.EncodeToString(digest[:]),
 		Principal:    "User:" + user,
-		KafkaOpts:    []kgo.Opt{kgo.SeedBrokers(seed), login},
+		KafkaOpts:    append([]kgo.Opt{kgo.SeedBrokers(seed), login}, tlsOpts...),
 		RegistryOpts: []sr.ClientOpt{sr.BasicAuth(user, password)},
 	}, nil
 }
 
-// saslListenerFor is the address of a SASL_PLAINTEXT client listener that
-// offers mechanism.
-func (n *Node) saslListenerFor(mechanism string) (string, error) {
+// saslListenerFor is the address of a client listener offering
+// mechanism, SASL_PLAINTEXT first (the node's loopback needs no TLS), else
+// SASL_SSL with the TLS options to reach it (the listener's ssl.*
+// truststore).
+func (n *Node) saslListenerFor(mechanism string) (string, []kgo.Opt, error) {
 	addrs := n.network.Addrs()
-	for i, listener := range n.clientListeners {
-		if i >= len(addrs) || n.cfg.ListenerSecurityProtocolMap[listener.Name] != "SASL_PLAINTEXT" {
-			continue
-		}
-		enabled, _ := n.cfg.ListenerValue(listener.Name, "sasl.enabled.mechanisms")
-		if slices.Contains(splitList(enabled), mechanism) {
-			return loopbackAddr(addrs[i]), nil
+	for _, wanted := range []string{"SASL_PLAINTEXT", "SASL_SSL"} {
+		for i, listener := range n.clientListeners {
+			if i >= len(addrs) || n.cfg.ListenerSecurityProtocolMap[listener.Name] != wanted {
+				continue
+			}
+			enabled, _ := n.cfg.ListenerValue(listener.Name, "sasl.enabled.mechanisms")
+			if !slices.Contains(splitList(enabled), mechanism) {
+				continue
+			}
+			if wanted == "SASL_PLAINTEXT" {
+				return loopbackAddr(addrs[i]), nil, nil
+			}
+			settings, err := listenerTLSSettings(n.cfg, listener.Name)
+			if err != nil {
+				return "", nil, err
+			}
+			tlsConfig, err := security.ClientConfig(vfs.Default, settings, "")
+			if err != nil {
+				return "", nil, err
+			}
+			return loopbackAddr(addrs[i]), []kgo.Opt{kgo.DialTLSConfig(tlsConfig)}, nil
 		}
 	}
-	return "", errors.New("no SASL_PLAINTEXT client listener offers " + mechanism + " for the REST proxy's clients")
+	return "", nil, errors.New("no SASL_PLAINTEXT or SASL_SSL client listener offers " + mechanism + " for the REST proxy's clients")
 }
 
 // stopHTTPProxy stops the proxy's listeners, then closes its consumer
