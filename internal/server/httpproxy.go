@@ -131,6 +131,8 @@ func (n *Node) proxyIdentity(r *http.Request) (httpproxy.Identity, error) {
 	}
 	seed, tlsOpts, err := n.saslListenerFor(mechanism)
 	if err != nil {
+		// A configuration problem, not the caller's: say so in the log.
+		n.logger.Warn("the REST proxy cannot log in for a request", "user", user, "mechanism", mechanism, "err", err)
 		return httpproxy.Identity{}, err
 	}
 	var login kgo.Opt

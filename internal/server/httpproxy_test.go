@@ -239,6 +239,20 @@ func TestHTTPProxyV2Flow(t *testing.T) {
 		t.Fatalf("after seek to 2: %+v", again)
 	}
 
+	// A pattern subscription reads every matching topic; unsubscribing
+	// leaves the group and reading then is a state conflict.
+	pattern := call(t, "POST", base+"/consumers/rest-pattern", typeV2, `{"name":"pattern","format":"binary","auto.offset.reset":"earliest"}`)
+	pattern.decode(t, &instance)
+	wantAnswer(t, "subscribe pattern", call(t, "POST", instance.BaseURI+"/subscription", typeV2, `{"topic_pattern":"rest-bin.*"}`), 204)
+	if matched := pollRecords(t, instance.BaseURI, typeV2Binary, 3); matched[0].Topic != "rest-binary" {
+		t.Fatalf("pattern records: %+v", matched)
+	}
+	wantAnswer(t, "pattern subscription", call(t, "GET", instance.BaseURI+"/subscription", "", ""), 200, `"rest-binary"`)
+	wantAnswer(t, "unsubscribe", call(t, "DELETE", instance.BaseURI+"/subscription", typeV2, ""), 204)
+	wantAnswer(t, "empty subscription", call(t, "GET", instance.BaseURI+"/subscription", "", ""), 200, `{"topics":[]}`)
+	wantAnswer(t, "read unsubscribed", call(t, "GET", instance.BaseURI+"/records", "", "", "Accept", typeV2Binary), 409, `"error_code":40903`)
+	wantAnswer(t, "delete pattern", call(t, "DELETE", instance.BaseURI, typeV2, ""), 204)
+
 	// With auto commit on, what an instance answered is committed when it
 	// is deleted, so its group resumes after it.
 	auto := call(t, "POST", base+"/consumers/rest-auto", typeV2, `{"name":"auto","format":"json","auto.offset.reset":"earliest"}`)
@@ -304,6 +318,8 @@ func TestHTTPProxyV3(t *testing.T) {
 	configs := call(t, "GET", cluster+"/topics/v3-topic/configs", "", "")
 	wantAnswer(t, "configs", configs, 200, `"name":"segment.ms","value":"86400000"`, `"name":"retention.ms","value":"604800000","is_default":true`)
 	wantAnswer(t, "bad config", call(t, "PUT", cluster+"/topics/v3-topic/configs/retention.ms", "application/json", `{"value":"soon"}`), 400, `"error_code":40002`)
+	wantAnswer(t, "reset config", call(t, "DELETE", cluster+"/topics/v3-topic/configs/segment.ms", "", ""), 204)
+	wantAnswer(t, "config after reset", call(t, "GET", cluster+"/topics/v3-topic/configs/segment.ms", "", ""), 200, `"value":"604800000"`, `"is_default":true`)
 
 	// One record: its own status and answer.
 	one := call(t, "POST", cluster+"/topics/v3-topic/records", "application/json",
