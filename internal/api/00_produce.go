@@ -223,6 +223,13 @@ func produceToPartition(b *Broker, req *kmsg.ProduceRequest, topic string, rp *k
 		sp.ErrorMessage = strptr(err.Error())
 		return
 	}
+	if cfg.KeySchemaValidation || cfg.ValueSchemaValidation {
+		if message := b.checkSchemaIDs(topic, rp.Records, cfg.KeySchemaValidation, cfg.ValueSchemaValidation); message != "" {
+			sp.ErrorCode = kerr.InvalidRecord.Code
+			sp.ErrorMessage = strptr(message)
+			return
+		}
+	}
 	if code := checkMinInsyncReplicas(req, p); code != nil {
 		sp.ErrorCode = code.Code
 		return

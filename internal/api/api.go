@@ -76,7 +76,10 @@ type Broker struct {
 	// Authorization is the authorizer (authorize.go); nil when
 	// authorizer.class.name is empty, and every request is allowed.
 	Authorization *Authorization
-	Logger        *slog.Logger
+	// SchemaIDs answers schema id validation (confluent.value.schema.validation,
+	// produce_schema_validation.go); nil refuses batches of validated topics.
+	SchemaIDs SchemaIDChecker
+	Logger    *slog.Logger
 	// Now is the clock; tests may replace it.
 	Now func() time.Time
 

@@ -23,8 +23,8 @@ func newServerCommand() *cobra.Command {
 		Short: "Run a Samsa node (broker and controller)",
 		Long: `Run a Samsa node. With no flags it starts a single combined broker and
 controller on 127.0.0.1:9092 with data in ./samsa-data, the schema
-registry on http://127.0.0.1:8081 and the web console on
-http://127.0.0.1:8080.`,
+registry on http://127.0.0.1:8081, the REST proxy on
+http://127.0.0.1:8082 and the web console on http://127.0.0.1:8080.`,
 		Example: `  samsa server
   samsa server --config server.properties
   samsa server --override listeners=PLAINTEXT://127.0.0.1:19092 --override log.dirs=/tmp/samsa`,
@@ -35,6 +35,10 @@ http://127.0.0.1:8080.`,
 					// The zero-config dev node serves the schema registry on
 					// Confluent's default port.
 					overrides = []string{"schema.registry.listeners=http://127.0.0.1:8081"}
+				}
+				if _, set := os.LookupEnv(config.EnvName("http.proxy.listeners")); !set {
+					// And the REST proxy on Confluent's.
+					overrides = append(overrides, "http.proxy.listeners=http://127.0.0.1:8082")
 				}
 				if _, set := os.LookupEnv(config.EnvName("console.listener")); !set {
 					// ... and the web console.

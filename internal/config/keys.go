@@ -74,6 +74,8 @@ var brokerKeys = slices.Concat(
 	registryBrokerKeys,
 	consoleBrokerKeys,
 	streamsBrokerKeys,
+	httpProxyBrokerKeys,
+	schemaValidationBrokerKeys,
 )
 
 // coreBrokerKeys is Kafka's KafkaConfig subset a single Samsa node uses, plus

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 )
@@ -43,6 +44,11 @@ type TopicConfig struct {
 	FollowerReplicationThrottledReplicas []string
 	RemoteLogCopyDisable                 bool
 	RemoteLogDeleteOnDisable             bool
+
+	// KeySchemaValidation and ValueSchemaValidation are Confluent
+	// Server's schema id validation (keys_schema_validation.go).
+	KeySchemaValidation   bool
+	ValueSchemaValidation bool
 }
 
 // Compact and Delete report the cleanup policies in effect.
@@ -53,7 +59,9 @@ func (t TopicConfig) Delete() bool  { return contains(t.CleanupPolicy, "delete")
 // the removed message.format.version and message.downconversion.enable.
 // Synonym is the first of the broker keys Kafka's ServerTopicConfigSynonyms
 // lists for the topic key.
-var topicKeys = []Key{
+var topicKeys = slices.Concat(kafkaTopicKeys, schemaValidationTopicKeys)
+
+var kafkaTopicKeys = []Key{
 	{Name: "cleanup.policy", Type: typeList, Default: "delete", Check: listOf("compact", "delete"), Synonym: "log.cleanup.policy",
 		Doc:        "Retention policy of old segments: delete discards them past the retention limits, compact keeps the latest value of each key. Either, both, or none.",
 		topicField: func(t *TopicConfig) any { return &t.CleanupPolicy }},

@@ -7,9 +7,9 @@
 // sockets.
 //
 // Listener syntax is Confluent's: a comma-separated list of
-// scheme://host:port entries, scheme http (https once TLS on HTTP listeners
-// lands). An empty host binds every interface; port 0 asks for an ephemeral
-// port.
+// scheme://host:port entries, scheme http or https (served with
+// Config.TLS). An empty host binds every interface; port 0 asks for an
+// ephemeral port.
 //
 // Limits, each with the name of the key that sets it where one exists:
 //

@@ -10,13 +10,13 @@ import (
 
 // Listener is one parsed listener entry.
 type Listener struct {
-	Scheme  string // "http"
+	Scheme  string // "http" or "https"
 	Address string // host:port for net.Listen
 }
 
 // ParseListeners parses a comma-separated list of scheme://host:port
-// entries. An empty string yields no listeners. Only http is served for now;
-// https is refused with a message saying so, rather than served in clear.
+// entries. An empty string yields no listeners. https listeners need
+// Config.TLS.
 func ParseListeners(raw string) ([]Listener, error) {
 	var out []Listener
 	for _, entry := range strings.Split(raw, ",") {
@@ -43,11 +43,9 @@ func parseListener(entry string) (Listener, error) {
 	}
 	scheme := strings.ToLower(u.Scheme)
 	switch scheme {
-	case "http":
-	case "https":
-		return Listener{}, fmt.Errorf("listener %q: https is not served yet", entry)
+	case "http", "https":
 	default:
-		return Listener{}, fmt.Errorf("listener %q: unknown scheme %q, expected http", entry, u.Scheme)
+		return Listener{}, fmt.Errorf("listener %q: unknown scheme %q, expected http or https", entry, u.Scheme)
 	}
 	host, portText, err := net.SplitHostPort(u.Host)
 	if err != nil {
@@ -58,4 +56,14 @@ func parseListener(entry string) (Listener, error) {
 		return Listener{}, fmt.Errorf("listener %q: port %q is not in 0-65535", entry, portText)
 	}
 	return Listener{Scheme: scheme, Address: net.JoinHostPort(host, strconv.Itoa(port))}, nil
+}
+
+// AnyHTTPS reports whether any listener is https.
+func AnyHTTPS(listeners []Listener) bool {
+	for _, l := range listeners {
+		if l.Scheme == "https" {
+			return true
+		}
+	}
+	return false
 }

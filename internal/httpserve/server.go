@@ -2,6 +2,7 @@ package httpserve
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"log/slog"
 	"net"
@@ -58,7 +59,10 @@ type Config struct {
 	Realm string
 	// ErrorContentType is the content type of the 401 answer.
 	ErrorContentType string
-	Logger           *slog.Logger
+	// TLS serves the https listeners; Serve refuses https listeners
+	// without it.
+	TLS    *tls.Config
+	Logger *slog.Logger
 }
 
 // Server serves one handler on every configured listener.
@@ -116,6 +120,9 @@ func Serve(config Config, handler http.Handler) (*Server, error) {
 		IdleTimeout:       config.IdleTimeout,
 		ErrorLog:          slog.NewLogLogger(config.Logger.Handler(), slog.LevelWarn),
 	}
+	if AnyHTTPS(config.Listeners) && config.TLS == nil {
+		return nil, errors.New(config.Name + ": https listeners need TLS settings")
+	}
 	for _, l := range config.Listeners {
 		ln, err := net.Listen("tcp", l.Address)
 		if err != nil {
@@ -123,6 +130,9 @@ func Serve(config Config, handler http.Handler) (*Server, error) {
 				bound.Close()
 			}
 			return nil, err
+		}
+		if l.Scheme == "https" {
+			ln = tls.NewListener(ln, config.TLS)
 		}
 		s.listeners = append(s.listeners, ln)
 	}

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -29,7 +30,10 @@ type Config struct {
 	// TimeoutMs bounds each store operation (kafkastore.timeout.ms, 500 in
 	// Confluent; Samsa default 10000 to cover a first topic creation).
 	TimeoutMs int64
-	Logger    *slog.Logger
+	// ForwardTLS is the TLS of writes forwarded to an https writer; nil
+	// uses the system's roots.
+	ForwardTLS *tls.Config
+	Logger     *slog.Logger
 }
 
 // Registry serves the registry's state, read from _schemas, and writes it.
@@ -111,6 +115,9 @@ func New(config Config) (*Registry, error) {
 func (r *Registry) JoinElection(scheme, host string, port int, instanceID string) {
 	r.election = &election{client: r.client, instanceID: instanceID, self: identity{Version: 1, Host: host, Port: port, Scheme: scheme, MasterEligibility: true}, logger: r.logger}
 	r.forwardClient = &http.Client{Timeout: time.Duration(r.config.TimeoutMs) * time.Millisecond}
+	if r.config.ForwardTLS != nil {
+		r.forwardClient.Transport = &http.Transport{TLSClientConfig: r.config.ForwardTLS}
+	}
 	go func() {
 		defer close(r.electionDone)
 		r.election.run(r.runContext)

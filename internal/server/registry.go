@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"net"
@@ -38,10 +39,21 @@ func (n *Node) startRegistry(logger *slog.Logger) error {
 	timeoutMs := registryInt(n.cfg.Get("schema.registry.timeout.ms"))
 	maxBodyBytes := registryInt(n.cfg.Get("schema.registry.max.request.bytes"))
 	replicationFactor := registryInt(n.cfg.Get("schema.registry.topic.replication.factor"))
+	serverTLS, err := httpServerTLS(n.cfg, "schema.registry.listeners", listeners, logger)
+	if err != nil {
+		return err
+	}
+	var forwardTLS *tls.Config
+	if serverTLS != nil {
+		if forwardTLS, err = httpClientTLS(n.cfg); err != nil {
+			return fmt.Errorf("schema.registry.listeners https: %w", err)
+		}
+	}
 	reg, err := registry.New(registry.Config{
 		SeedBrokers:       []string{seed},
 		ReplicationFactor: int16(replicationFactor),
 		TimeoutMs:         timeoutMs,
+		ForwardTLS:        forwardTLS,
 		Logger:            logger,
 	})
 	if err != nil {
@@ -59,6 +71,7 @@ func (n *Node) startRegistry(logger *slog.Logger) error {
 		MaxBodyBytes:     maxBodyBytes,
 		Authenticator:    authenticator,
 		ErrorContentType: registry.ContentType,
+		TLS:              serverTLS,
 		Logger:           logger,
 	}, handler)
 	if err != nil {

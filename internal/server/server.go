@@ -64,8 +64,10 @@ type Node struct {
 	// metricsServer serves /metrics, /healthz and /readyz; nil when
 	// metrics.listener is empty.
 	metricsServer *metrics.Server
-	registry      *registryService // nil unless schema.registry.listeners is set
-	console       *consoleService  // nil unless console.listener is set
+	registry      *registryService  // nil unless schema.registry.listeners is set
+	console       *consoleService   // nil unless console.listener is set
+	httpProxy     *httpProxyService // nil unless http.proxy.listeners is set
+	schemaIDs     *schemaIDChecker  // the broker's schema id validation
 	ready         atomic.Bool
 	// clientListeners are the listeners bound for clients, in the order of
 	// network.Server.Addrs.
@@ -220,6 +222,8 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 		Now:            time.Now,
 		Authorization:  newAuthorization(cfg, n.controller),
 	}
+	n.schemaIDs = &schemaIDChecker{}
+	n.broker.SchemaIDs = n.schemaIDs
 	n.partitions = partition.NewManager(cfg.NodeID, logs, n.topicConfig, []string{controller.MetadataTopic}, logging.component("log"))
 	n.broker.Partitions = n.partitions
 	n.broker.ForwardToController = n.activeController.request
@@ -358,6 +362,14 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 		n.Shutdown(context.Background())
 		return nil, err
 	}
+	if err := n.startSchemaValidation(); err != nil {
+		n.Shutdown(context.Background())
+		return nil, err
+	}
+	if err := n.startHTTPProxy(logging.component("httpproxy")); err != nil {
+		n.Shutdown(context.Background())
+		return nil, err
+	}
 	if err := n.startConsole(logging.component("console")); err != nil {
 		n.Shutdown(context.Background())
 		return nil, err
@@ -446,6 +458,7 @@ func (n *Node) Shutdown(ctx context.Context) error {
 		csCancel()
 	}
 	n.stopConsole(ctx)
+	n.stopHTTPProxy(ctx)
 	n.stopRegistry(ctx)
 	n.broker.BeginShutdown()
 	errNet := n.network.Shutdown(ctx)
