@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
 )
 
 // The keys of a CLIENT_METRICS config resource, as Kafka names them.
