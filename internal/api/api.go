@@ -32,6 +32,7 @@ import (
 	"github.com/samsa-streaming/samsa/internal/network"
 	"github.com/samsa-streaming/samsa/internal/partition"
 	"github.com/samsa-streaming/samsa/internal/quorum"
+	"github.com/samsa-streaming/samsa/internal/tier"
 	"github.com/samsa-streaming/samsa/internal/txn"
 )
 
@@ -69,7 +70,10 @@ type Broker struct {
 	// Authorization is the authorizer (authorize.go); nil when
 	// authorizer.class.name is empty, and every request is allowed.
 	Authorization *Authorization
-	Logger        *slog.Logger
+	// Remote reads the remote tier of tiered partitions (fetch_remote.go);
+	// nil when tiered storage is off.
+	Remote *tier.Reader
+	Logger *slog.Logger
 	// Now is the clock; tests may replace it.
 	Now func() time.Time
 

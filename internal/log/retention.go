@@ -27,6 +27,11 @@ func (l *Log) EnforceRetention(now time.Time) (int, error) {
 	nowMs := now.UnixMilli()
 	cfg := l.Config()
 	deleted := 0
+	if cfg.RemoteStorage {
+		// Local retention of a tiered log (tier.go): retention.* of the
+		// whole log is the remote log manager's.
+		cfg.RetentionMs, cfg.RetentionBytes = cfg.LocalRetentionMs, cfg.LocalRetentionBytes
+	}
 	if cfg.RetentionDelete && cfg.RetentionMs >= 0 {
 		n, err := l.deleteOldSegmentsLocked(nowMs, "retention.ms", func(s, _ *segment) bool {
 			return nowMs-l.largestTimestamp(s) > cfg.RetentionMs
@@ -135,7 +140,11 @@ func (l *Log) removeSegmentsLocked(victims []*segment, nowMs int64) error {
 	l.mu.Lock()
 	segs := l.mu.segments[len(victims):]
 	l.mu.segments = segs
-	l.mu.logStartOffset = max(l.mu.logStartOffset, segs[0].baseOffset)
+	if !l.mu.config.RemoteStorage {
+		// A tiered log keeps its start: the deleted segments are still
+		// readable from the remote tier.
+		l.mu.logStartOffset = max(l.mu.logStartOffset, segs[0].baseOffset)
+	}
 	logStart := l.mu.logStartOffset
 	l.mu.Unlock()
 	if l.highWatermark.Load() < logStart {

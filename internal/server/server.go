@@ -336,7 +336,7 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 		logs.Start(ctx)
 		n.startTransactionTimers(ctx)
 		go n.runISRChecks(ctx)
-		if err := n.startTier(ctx); err != nil {
+		if err := n.startTier(ctx, opts.FS); err != nil {
 			cancel()
 			n.network.Shutdown(context.Background())
 			n.stopMetadata()

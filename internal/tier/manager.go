@@ -210,3 +210,13 @@ func (m *Manager) expire(ctx context.Context, task Task, result *TaskResult) err
 	result.View.Segments = result.View.Segments[len(expired):]
 	return nil
 }
+
+// View returns a partition's readable remote state as the given leader
+// epochs see it, without copying or expiring anything (a follower's task).
+func (m *Manager) View(ctx context.Context, p Partition, epochs []EpochEntry) (RemoteView, error) {
+	uploads, err := m.cfg.Store.ListUploads(ctx, p)
+	if err != nil {
+		return RemoteView{}, err
+	}
+	return BuildView(uploads, epochs), nil
+}

@@ -1,0 +1,131 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-streaming/samsa/internal/blob/blobtest"
+)
+
+// tieredBucketURLs returns the buckets a tiered test runs against: the
+// file:// driver, and moto when it is installed (SAMSA_REQUIRE_MOTO makes
+// it required).
+func tieredBucketURLs(t *testing.T, name string) map[string]string {
+	urls := map[string]string{"file": "file://" + t.TempDir()}
+	if blobtest.MotoInstalled() {
+		urls["s3-moto"] = blobtest.StartMoto(t).CreateBucket(name)
+	}
+	return urls
+}
+
+// produceNumbered writes n records keyed by their index from first, each
+// with a value of size bytes, and waits for every acknowledgement.
+func produceNumbered(t *testing.T, tn *testNode, topic string, first, n, size int, opts ...kgo.Opt) {
+	t.Helper()
+	ctx := testContext(t)
+	cl := tn.client(append([]kgo.Opt{kgo.DefaultProduceTopic(topic), kgo.ProducerLinger(0), kgo.ProducerBatchCompression(kgo.NoCompression())}, opts...)...)
+	defer cl.Close()
+	value := bytes.Repeat([]byte("t"), size)
+	for i := first; i < first+n; i++ {
+		cl.Produce(ctx, &kgo.Record{Key: []byte(strconv.Itoa(i)), Value: value}, nil)
+	}
+	if err := cl.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// consumeTiered reads topic partition 0 from the start until n records came,
+// checking every record's offset and key.
+func consumeTiered(t *testing.T, tn *testNode, topic string, n int, opts ...kgo.Opt) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(testContext(t), 60*time.Second)
+	defer cancel()
+	cl := tn.client(append([]kgo.Opt{kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())}, opts...)...)
+	defer cl.Close()
+	next := int64(0)
+	for next < int64(n) {
+		fetches := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			t.Fatalf("consumed %d of %d records: %v", next, n, err)
+		}
+		fetches.EachError(func(topic string, partition int32, err error) {
+			t.Fatalf("fetch %s-%d: %v", topic, partition, err)
+		})
+		fetches.EachRecord(func(r *kgo.Record) {
+			if r.Offset != next || string(r.Key) != strconv.FormatInt(next, 10) {
+				t.Fatalf("record at offset %d key %q, want offset %d", r.Offset, r.Key, next)
+			}
+			next++
+		})
+	}
+}
+
+// listOffset asks ListOffsets v9 for one timestamp spec of partition 0.
+func listOffset(t *testing.T, tn *testNode, topic string, timestamp int64) (offset int64, epoch int32) {
+	t.Helper()
+	cl := tn.client()
+	defer cl.Close()
+	req := kmsg.NewPtrListOffsetsRequest()
+	req.Version = 9
+	req.ReplicaID = -1
+	rt := kmsg.NewListOffsetsRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewListOffsetsRequestTopicPartition()
+	rp.Partition, rp.Timestamp, rp.CurrentLeaderEpoch = 0, timestamp, -1
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(testContext(t), cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp := resp.Topics[0].Partitions[0]
+	if sp.ErrorCode != 0 {
+		t.Fatalf("ListOffsets %d: error %d", timestamp, sp.ErrorCode)
+	}
+	return sp.Offset, sp.LeaderEpoch
+}
+
+// TestTieredConsumeFromRemote offloads a topic whose local retention keeps
+// about one segment, then consumes it from the start with franz-go: the
+// oldest records come from the bucket, the rest from local segments, every
+// offset once and in order, before and after a restart.
+func TestTieredConsumeFromRemote(t *testing.T) {
+	for name, url := range tieredBucketURLs(t, "consume") {
+		t.Run(name, func(t *testing.T) {
+			tn := startTestNode(t, "remote.log.storage.system.enable=true", "rsm.config.bucket.url="+url,
+				"remote.log.manager.task.interval.ms=100", "log.retention.check.interval.ms=100")
+			mustCreateTopic(t, tn.admin(), "remote", 1, map[string]*string{"remote.storage.enable": ptrTo("true"),
+				"segment.bytes": ptrTo("1048576"), "local.retention.bytes": ptrTo("1048576")})
+			const records = 1500
+			produceNumbered(t, tn, "remote", 0, records, 3000)
+			p := tn.node.partitions.Get("remote", 0)
+			waitFor(t, 60*time.Second, "local retention to delete copied segments", func() bool {
+				return p.Log.LocalLogStartOffset() > 600
+			})
+			if start := p.Log.LogStartOffset(); start != 0 {
+				t.Fatalf("log start offset %d after local retention, want 0", start)
+			}
+			if off, _ := listOffset(t, tn, "remote", -2); off != 0 {
+				t.Fatalf("earliest = %d, want 0", off)
+			}
+			consumeTiered(t, tn, "remote", records)
+			consumeTiered(t, tn, "remote", records, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+
+			tn.restart()
+			p = tn.node.partitions.Get("remote", 0)
+			if start, local := p.Log.LogStartOffset(), p.Log.LocalLogStartOffset(); start != 0 || local == 0 {
+				t.Fatalf("after restart: log start %d, local start %d", start, local)
+			}
+			consumeTiered(t, tn, "remote", records)
+			if got := scrape(t, tn)["samsa_remote_fetch_bytes_total"]; got <= 0 {
+				t.Fatalf("samsa_remote_fetch_bytes_total = %v after remote reads", got)
+			}
+		})
+	}
+}
