@@ -59,6 +59,10 @@ type Config struct {
 	// only with RemoteStorage (-1 = unlimited).
 	LocalRetentionMs    int64
 	LocalRetentionBytes int64
+	// RemoteCopyDisable is remote.log.copy.disable (KIP-950): nothing more
+	// is copied, and deleting local segments moves the log start offset,
+	// as on an untiered log.
+	RemoteCopyDisable bool
 }
 
 // Kafka's defaults.

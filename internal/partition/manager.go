@@ -278,6 +278,7 @@ func LogConfig(tc *config.TopicConfig) log.Config {
 	}
 	return log.Config{
 		RemoteStorage:       tc.RemoteStorageEnable,
+		RemoteCopyDisable:   tc.RemoteLogCopyDisable,
 		LocalRetentionMs:    localRetentionMs,
 		LocalRetentionBytes: localRetentionBytes,
 		SegmentBytes:        int64(tc.SegmentBytes),

@@ -24,6 +24,14 @@ func tieredBucketURLs(t *testing.T, name string) map[string]string {
 	return urls
 }
 
+// recordTime is the create time produceNumbered gives record i: 10 ms
+// apart from a fixed start.
+// The start is an hour before the test, inside every retention.ms a test
+// leaves at its default.
+func recordTime(i int) time.Time { return recordTimeStart.Add(time.Duration(i) * 10 * time.Millisecond) }
+
+var recordTimeStart = time.Now().Add(-time.Hour).Truncate(time.Second)
+
 // produceNumbered writes n records keyed by their index from first, each
 // with a value of size bytes, and waits for every acknowledgement.
 func produceNumbered(t *testing.T, tn *testNode, topic string, first, n, size int, opts ...kgo.Opt) {
@@ -33,7 +41,7 @@ func produceNumbered(t *testing.T, tn *testNode, topic string, first, n, size in
 	defer cl.Close()
 	value := bytes.Repeat([]byte("t"), size)
 	for i := first; i < first+n; i++ {
-		cl.Produce(ctx, &kgo.Record{Key: []byte(strconv.Itoa(i)), Value: value}, nil)
+		cl.Produce(ctx, &kgo.Record{Key: []byte(strconv.Itoa(i)), Value: value, Timestamp: recordTime(i)}, nil)
 	}
 	if err := cl.Flush(ctx); err != nil {
 		t.Fatal(err)
@@ -125,6 +133,63 @@ func TestTieredConsumeFromRemote(t *testing.T) {
 			consumeTiered(t, tn, "remote", records)
 			if got := scrape(t, tn)["samsa_remote_fetch_bytes_total"]; got <= 0 {
 				t.Fatalf("samsa_remote_fetch_bytes_total = %v after remote reads", got)
+			}
+		})
+	}
+}
+
+// TestTieredListOffsets answers every ListOffsets spec on a partition
+// whose oldest segments are in the bucket only: -2 the remote start, -4
+// the local start, -5 the highest copied offset, -6 the one after, -1 and
+// -3 locally, and timestamps in both tiers, the remote ones looked up in
+// the remote time indexes.
+func TestTieredListOffsets(t *testing.T) {
+	for name, url := range tieredBucketURLs(t, "offsets") {
+		t.Run(name, func(t *testing.T) {
+			tn := startTestNode(t, "remote.log.storage.system.enable=true", "rsm.config.bucket.url="+url,
+				"remote.log.manager.task.interval.ms=100", "log.retention.check.interval.ms=100")
+			mustCreateTopic(t, tn.admin(), "offsets", 1, map[string]*string{"remote.storage.enable": ptrTo("true"),
+				"segment.bytes": ptrTo("1048576"), "local.retention.bytes": ptrTo("1048576")})
+			const records = 1500
+			produceNumbered(t, tn, "offsets", 0, records, 3000)
+			p := tn.node.partitions.Get("offsets", 0)
+			waitFor(t, 60*time.Second, "local retention to delete copied segments", func() bool {
+				return p.Log.LocalLogStartOffset() > 600
+			})
+			// Once every closed segment is copied and local retention has
+			// run, nothing moves any more.
+			waitFor(t, 60*time.Second, "every closed segment copied", func() bool {
+				closed := p.Log.ClosedSegments()
+				return len(closed) > 0 && p.Log.RemoteCopiedOffset() == closed[len(closed)-1].EndOffset
+			})
+			if _, err := p.Log.EnforceRetention(time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			local := p.Log.LocalLogStartOffset()
+			copied := p.Log.RemoteCopiedOffset()
+			if copied < local-1 {
+				t.Fatalf("copied offset %d below the local start %d", copied, local)
+			}
+			for _, c := range []struct {
+				spec int64
+				want int64
+			}{{-2, 0}, {-4, local}, {-5, copied}, {-6, copied + 1}, {-1, records}, {-3, records - 1}} {
+				if got, epoch := listOffset(t, tn, "offsets", c.spec); got != c.want || epoch < 0 {
+					t.Fatalf("ListOffsets %d = %d epoch %d, want %d", c.spec, got, epoch, c.want)
+				}
+			}
+			// Timestamps in the remote tier, at the boundary and locally.
+			for _, i := range []int{0, 1, 17, 300, int(local) - 1, int(local), int(local) + 1, records - 1} {
+				ts := recordTime(i).UnixMilli()
+				if got, _ := listOffset(t, tn, "offsets", ts-5); got != int64(i) {
+					t.Fatalf("ListOffsets for the time of record %d - 5ms = %d", i, got)
+				}
+				if got, _ := listOffset(t, tn, "offsets", ts); got != int64(i) {
+					t.Fatalf("ListOffsets for the time of record %d = %d", i, got)
+				}
+			}
+			if got, _ := listOffset(t, tn, "offsets", recordTime(records).UnixMilli()); got != -1 {
+				t.Fatalf("ListOffsets past the last record = %d, want -1", got)
 			}
 		})
 	}

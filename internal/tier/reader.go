@@ -148,18 +148,35 @@ func (r *Reader) Close() {
 	}
 }
 
+// readTask is one queued piece of remote work: run does it, or is told
+// why it will not be done (the context's error, or a closing reader).
 type readTask struct {
-	ctx  context.Context
-	req  ReadRequest
-	done func(ReadResult, error)
+	ctx context.Context
+	run func(ctx context.Context, err error)
 }
+
+func (t *readTask) done(_ ReadResult, err error) { t.run(t.ctx, err) }
 
 // Submit queues a read; done is called on a reader worker with its
 // outcome, unless Submit returns an error (ErrReaderBusy), in which case
 // done is never called. Canceling ctx abandons the read.
 func (r *Reader) Submit(ctx context.Context, req ReadRequest, done func(ReadResult, error)) error {
+	return r.Go(ctx, func(ctx context.Context, err error) {
+		if err != nil {
+			done(ReadResult{}, err)
+			return
+		}
+		done(r.Read(ctx, req))
+	})
+}
+
+// Go queues fn on the reader pool, for remote work other than a read (a
+// ListOffsets timestamp lookup). fn gets a non-nil error instead of
+// running when ctx ended first or the reader closed. ErrReaderBusy means
+// fn will never be called.
+func (r *Reader) Go(ctx context.Context, fn func(ctx context.Context, err error)) error {
 	select {
-	case r.tasks <- &readTask{ctx: ctx, req: req, done: done}:
+	case r.tasks <- &readTask{ctx: ctx, run: fn}:
 		r.queued.Add(1)
 		return nil
 	default:
@@ -175,12 +192,7 @@ func (r *Reader) work() {
 			return
 		case t := <-r.tasks:
 			r.queued.Add(-1)
-			if err := t.ctx.Err(); err != nil {
-				t.done(ReadResult{}, err)
-				continue
-			}
-			res, err := r.Read(t.ctx, t.req)
-			t.done(res, err)
+			t.run(t.ctx, t.ctx.Err())
 		}
 	}
 }

@@ -225,3 +225,30 @@ func (r *Reader) mustView(t *testing.T) *RemoteView {
 	}
 	return &v
 }
+
+// TestReaderOffsetForTimestamp finds, for timestamps across the remote
+// tier, the first record at or after each, as the local log does.
+func TestReaderOffsetForTimestamp(t *testing.T) {
+	bucket, _ := blob.Open(context.Background(), "mem://")
+	defer bucket.Close()
+	store, segs, l := tieredLog(t, bucket, 200, 5, 300)
+	reader, _ := newTestReader(t, store, 64<<20, nil, 0)
+	end := segs[len(segs)-1].EndOffset
+	for ts := int64(990); ts <= 1000+end; ts += 13 {
+		got, found, err := reader.OffsetForTimestamp(context.Background(), testPartition, ts, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, wantFound, err := l.RecordForTimestamp(ts)
+		if err != nil || !wantFound || !found || got.Offset != want.Offset || got.TimestampMs != want.Timestamp {
+			t.Fatalf("ts %d: remote %+v %v, local %+v %v %v", ts, got, found, want, wantFound, err)
+		}
+	}
+	// With the log start past it, a record is not answered.
+	if got, found, _ := reader.OffsetForTimestamp(context.Background(), testPartition, 1000, 50); !found || got.Offset != 50 {
+		t.Fatalf("ts 1000 from log start 50: %+v %v", got, found)
+	}
+	if _, found, _ := reader.OffsetForTimestamp(context.Background(), testPartition, 1000+end+1, 0); found {
+		t.Fatal("a timestamp past the remote tier was found in it")
+	}
+}
