@@ -34,6 +34,7 @@ import (
 
 // Node is a running Samsa node.
 type Node struct {
+	tier    tierState // tier.go
 	cfg     *config.Broker
 	logger  *slog.Logger
 	logs    *log.Manager

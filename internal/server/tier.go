@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/samsa-streaming/samsa/internal/blob"
+	"github.com/samsa-streaming/samsa/internal/log"
 	"github.com/samsa-streaming/samsa/internal/metadata"
 	"github.com/samsa-streaming/samsa/internal/metrics"
 	"github.com/samsa-streaming/samsa/internal/partition"
@@ -52,6 +54,7 @@ func (n *Node) startTier(ctx context.Context, fsys vfs.FS) error {
 	reader := tier.NewReader(tier.ReaderConfig{Store: store, Cache: cache, Threads: int(cfg.ReaderThreads),
 		MaxPendingTasks: int(cfg.ReaderMaxPendingTasks), FetchMaxBytesPerSecond: cfg.FetchMaxBytesPerSecond})
 	n.broker.Remote = reader
+	n.tier.reader.Store(reader)
 	tierMetrics := n.metrics.TierMetrics()
 	n.metrics.RegisterRemoteReader(func() metrics.RemoteReadStats {
 		r := reader.Stats()
@@ -287,4 +290,29 @@ func (n *Node) applyDynamicTier(cache *tier.Cache, reader *tier.Reader) {
 	cfg := n.broker.Config().Tier
 	cache.SetMaxBytes(cfg.IndexFileCacheTotalSizeBytes)
 	reader.SetFetchMaxBytesPerSecond(cfg.FetchMaxBytesPerSecond)
+}
+
+// tierState is what other layers of the node reach of tiered storage once
+// it started: nil until then, and always when it is off.
+type tierState struct {
+	reader atomic.Pointer[tier.Reader]
+}
+
+// remoteAuxState reads from the bucket what a follower needs to start its
+// log at the leader's local log start (replication's
+// OFFSET_MOVED_TO_TIERED_STORAGE handling).
+func (n *Node) remoteAuxState(ctx context.Context, p *partition.Partition, localLogStartOffset, logStartOffset int64) (partition.RemoteAuxState, error) {
+	reader := n.tier.reader.Load()
+	if reader == nil {
+		return partition.RemoteAuxState{}, fmt.Errorf("tiered storage is not running on this node")
+	}
+	aux, err := reader.AuxStateBefore(ctx, tier.Partition{TopicID: p.TopicID, Partition: p.Index}, localLogStartOffset)
+	if err != nil {
+		return partition.RemoteAuxState{}, err
+	}
+	state := partition.RemoteAuxState{LocalLogStartOffset: localLogStartOffset, LogStartOffset: logStartOffset, ProducerSnapshot: aux.ProducerSnapshot}
+	for _, e := range aux.LeaderEpochs {
+		state.LeaderEpochs = append(state.LeaderEpochs, log.EpochEntry{Epoch: e.Epoch, StartOffset: e.StartOffset})
+	}
+	return state, nil
 }

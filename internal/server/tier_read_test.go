@@ -28,7 +28,9 @@ func tieredBucketURLs(t *testing.T, name string) map[string]string {
 // apart from a fixed start.
 // The start is an hour before the test, inside every retention.ms a test
 // leaves at its default.
-func recordTime(i int) time.Time { return recordTimeStart.Add(time.Duration(i) * 10 * time.Millisecond) }
+func recordTime(i int) time.Time {
+	return recordTimeStart.Add(time.Duration(i) * 10 * time.Millisecond)
+}
 
 var recordTimeStart = time.Now().Add(-time.Hour).Truncate(time.Second)
 
