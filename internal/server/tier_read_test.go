@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-streaming/samsa/internal/blob/blobtest"
+	"github.com/samsa-streaming/samsa/internal/tier"
 )
 
 // tieredBucketURLs returns the buckets a tiered test runs against: the
@@ -194,5 +195,69 @@ func TestTieredListOffsets(t *testing.T) {
 				t.Fatalf("ListOffsets past the last record = %d, want -1", got)
 			}
 		})
+	}
+}
+
+// TestTieredReadCommittedFromRemote: transactions, half of them aborted,
+// are offloaded and deleted locally; a read_committed consumer from the
+// start gets every committed record and none of the aborted ones, the
+// aborted transactions coming from the remote transaction indexes, and a
+// read_uncommitted one gets them all.
+func TestTieredReadCommittedFromRemote(t *testing.T) {
+	url := "file://" + t.TempDir()
+	tn := startTestNode(t, "remote.log.storage.system.enable=true", "rsm.config.bucket.url="+url,
+		"remote.log.manager.task.interval.ms=100", "log.retention.check.interval.ms=100")
+	mustCreateTopic(t, tn.admin(), "txn-remote", 1, map[string]*string{"remote.storage.enable": ptrTo("true"),
+		"segment.bytes": ptrTo("1048576"), "local.retention.bytes": ptrTo("1048576")})
+	cl := txnProducer(t, tn, "tiered-txn", kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.ProducerLinger(0))
+	ctx := testContext(t)
+	const transactions, perTxn = 40, 25
+	pad := string(bytes.Repeat([]byte("x"), 3000))
+	for i := range transactions {
+		if err := cl.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		commit := i%2 == 0
+		for j := range perTxn {
+			kind := "a"
+			if commit {
+				kind = "c"
+			}
+			cl.Produce(ctx, &kgo.Record{Topic: "txn-remote", Value: []byte(kind + strconv.Itoa(i*perTxn+j) + pad)}, nil)
+		}
+		if err := cl.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := cl.EndTransaction(ctx, kgo.TransactionEndTry(commit)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := tn.node.partitions.Get("txn-remote", 0)
+	waitFor(t, 60*time.Second, "local retention to delete copied segments", func() bool {
+		return p.Log.LocalLogStartOffset() > 600
+	})
+	indexed := 0
+	for _, seg := range remoteView(t, tn, url, "txn-remote").Segments {
+		for _, f := range seg.Files {
+			if f.Kind == tier.FileTransactionIndex && seg.EndOffset < p.Log.LocalLogStartOffset() {
+				indexed++
+			}
+		}
+	}
+	if indexed == 0 {
+		t.Fatal("no remote-only segment has a transaction index")
+	}
+	committed := pollUntil(t, tn, "txn-remote", true, 60*time.Second, func(values []string) bool { return len(values) >= transactions/2*perTxn })
+	if len(committed) != transactions/2*perTxn {
+		t.Fatalf("read_committed got %d records, want %d", len(committed), transactions/2*perTxn)
+	}
+	for i, v := range committed {
+		if v[0] != 'c' {
+			t.Fatalf("read_committed record %d is from an aborted transaction: %.10s", i, v)
+		}
+	}
+	all := pollUntil(t, tn, "txn-remote", false, 60*time.Second, func(values []string) bool { return len(values) >= transactions*perTxn })
+	if len(all) != transactions*perTxn {
+		t.Fatalf("read_uncommitted got %d records, want %d", len(all), transactions*perTxn)
 	}
 }
