@@ -3,7 +3,11 @@ package server
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"os"
+	"os/exec"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -77,6 +81,43 @@ func consumeTiered(t *testing.T, tn *testNode, topic string, n int, opts ...kgo.
 	}
 }
 
+// kcatConsumeTiered reads partition 0 from the beginning to its end with
+// kcat (librdkafka), read_committed, and checks every offset and key, then
+// asks kcat for the offset of the time of record 1 (ListOffsets by
+// timestamp, found in the remote tier).
+func kcatConsumeTiered(t *testing.T, tn *testNode, topic string, n int) {
+	t.Helper()
+	kcat, err := exec.LookPath("kcat")
+	if err != nil {
+		if os.Getenv("SAMSA_REQUIRE_KCAT") != "" {
+			t.Fatal("kcat not installed and SAMSA_REQUIRE_KCAT is set")
+		}
+		t.Log("kcat not installed; skipping its part")
+		return
+	}
+	ctx, cancel := context.WithTimeout(testContext(t), 60*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, kcat, "-C", "-b", tn.addr(), "-t", topic, "-p", "0", "-o", "beginning", "-e", "-q",
+		"-X", "isolation.level=read_committed", "-f", "%o %k\\n").CombinedOutput()
+	if err != nil {
+		t.Fatalf("kcat consume: %v\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != n {
+		t.Fatalf("kcat read %d records, want %d", len(lines), n)
+	}
+	for i, line := range lines {
+		if line != fmt.Sprintf("%d %d", i, i) {
+			t.Fatalf("kcat record %d: %q", i, line)
+		}
+	}
+	query := fmt.Sprintf("%s:0:%d", topic, recordTime(1).UnixMilli())
+	out, err = exec.CommandContext(ctx, kcat, "-Q", "-b", tn.addr(), "-t", query).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "offset 1") {
+		t.Fatalf("kcat -Q %s: %v\n%s", query, err, out)
+	}
+}
+
 // listOffset asks ListOffsets v9 for one timestamp spec of partition 0.
 func listOffset(t *testing.T, tn *testNode, topic string, timestamp int64) (offset int64, epoch int32) {
 	t.Helper()
@@ -127,6 +168,7 @@ func TestTieredConsumeFromRemote(t *testing.T) {
 			}
 			consumeTiered(t, tn, "remote", records)
 			consumeTiered(t, tn, "remote", records, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+			kcatConsumeTiered(t, tn, "remote", records)
 
 			tn.restart()
 			p = tn.node.partitions.Get("remote", 0)
