@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-streaming/samsa/internal/blob"
+	"github.com/samsa-streaming/samsa/internal/blob/blobtest"
 	"github.com/samsa-streaming/samsa/internal/tier"
 )
 
@@ -150,4 +151,38 @@ func TestTieredTinyLocalRetentionRollsActive(t *testing.T) {
 		t.Fatalf("log start %d, want 0", p.Log.LogStartOffset())
 	}
 	consumeTiered(t, tn, "tiny", records)
+}
+
+// TestTieredStoreOutageUnderLoad pauses the S3 server while a producer
+// writes to a tiered topic with a small local retention: local retention
+// deletes nothing that is not in the bucket, produce keeps working, and
+// once the server is back copying catches up, local segments go, and a
+// consumer reads every record, the oldest from the bucket.
+func TestTieredStoreOutageUnderLoad(t *testing.T) {
+	moto := blobtest.StartMoto(t)
+	url := moto.CreateBucket("outage-load")
+	tn := startTestNode(t, "remote.log.storage.system.enable=true", "rsm.config.bucket.url="+url,
+		"remote.log.manager.task.interval.ms=100", "log.retention.check.interval.ms=100")
+	mustCreateTopic(t, tn.admin(), "load", 1, map[string]*string{"remote.storage.enable": ptrTo("true"),
+		"segment.bytes": ptrTo("1048576"), "local.retention.bytes": ptrTo("1048576")})
+	produceNumbered(t, tn, "load", 0, 700, 3000)
+	p := tn.node.partitions.Get("load", 0)
+	waitFor(t, 30*time.Second, "the first copies", func() bool { return p.Log.RemoteCopiedOffset() > 0 })
+	moto.Pause()
+	produceNumbered(t, tn, "load", 700, 1300, 3000)
+	copiedAtPause := p.Log.RemoteCopiedOffset()
+	// Several tasks and retention checks run while the store is down.
+	deadline := time.Now().Add(time.Second)
+	for time.Now().Before(deadline) {
+		if local := p.Log.LocalLogStartOffset(); local > copiedAtPause+1 {
+			t.Fatalf("local retention deleted uncopied data: local start %d, copied up to %d", local, copiedAtPause)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	moto.Resume()
+	waitFor(t, 60*time.Second, "copying to catch up and local retention to go on", func() bool {
+		closed := p.Log.ClosedSegments()
+		return len(closed) > 0 && p.Log.RemoteCopiedOffset() == closed[len(closed)-1].EndOffset && p.Log.LocalLogStartOffset() > 1000
+	})
+	consumeTiered(t, tn, "load", 2000)
 }
