@@ -120,8 +120,20 @@ func TestTieredReassignToEmptyReplica(t *testing.T) {
 	if got, err := listOffsetAt(ctx, newLeader, "moved", -2); err != nil || got != 0 {
 		t.Fatalf("earliest on the new leader = %d, %v", got, err)
 	}
-	if got, err := listOffsetAt(ctx, newLeader, "moved", -4); err != nil || got < localStart {
-		t.Fatalf("earliest local on the new leader = %d (the old leader's was %d), %v", got, localStart, err)
+	newLocalStart, err := listOffsetAt(ctx, newLeader, "moved", -4)
+	if err != nil || newLocalStart < localStart {
+		t.Fatalf("earliest local on the new leader = %d (the old leader's was %d), %v", newLocalStart, localStart, err)
+	}
+	WaitFor(t, 30*time.Second, func() error {
+		tiered, err := listOffsetAt(ctx, newLeader, "moved", -5)
+		if err != nil || tiered < newLocalStart-1 {
+			return fmt.Errorf("latest tiered on the new leader = %d below its local start %d, %v", tiered, newLocalStart, err)
+		}
+		return nil
+	})
+	// Timestamp 0: the first record, found in the remote time indexes.
+	if got, err := listOffsetAt(ctx, newLeader, "moved", 0); err != nil || got != 0 {
+		t.Fatalf("offset for timestamp 0 on the new leader = %d, %v", got, err)
 	}
 	consumer, err := kgo.NewClient(kgo.SeedBrokers(newLeader), kgo.ConsumeTopics("moved"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	if err != nil {

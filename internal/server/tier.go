@@ -131,6 +131,11 @@ func (n *Node) runTierTasks(ctx context.Context, manager *tier.Manager, store *t
 		taskCtx, cancel := context.WithTimeout(ctx, tierTaskTimeout)
 		result, err := manager.Run(taskCtx, task)
 		cancel()
+		if err == nil {
+			// The reader learns of new segments before local retention
+			// may delete their local copies.
+			reader.SetView(part, result.View)
+		}
 		switch {
 		case tc.RemoteLogCopyDisable:
 			// A topic that copies no more is deleted locally by
@@ -142,7 +147,6 @@ func (n *Node) runTierTasks(ctx context.Context, manager *tier.Manager, store *t
 			p.Log.SetRemoteCopiedOffset(result.CopiedOffset)
 		}
 		if err == nil {
-			reader.SetView(part, result.View)
 			n.advanceLogStart(p, &result.View, logger)
 		}
 		if err != nil && ctx.Err() == nil {
@@ -281,8 +285,8 @@ func (n *Node) followTier(ctx context.Context, manager *tier.Manager, reader *ti
 		}
 		return
 	}
-	p.Log.SetRemoteCopiedOffset(view.EndOffset())
 	reader.SetView(part, view)
+	p.Log.SetRemoteCopiedOffset(view.EndOffset())
 }
 
 // applyDynamicTier applies the dynamic tiered-storage broker configs.

@@ -303,3 +303,78 @@ func TestTieredReadCommittedFromRemote(t *testing.T) {
 		t.Fatalf("read_uncommitted got %d records, want %d", len(all), transactions*perTxn)
 	}
 }
+
+// TestTieredFetchSeveralRemotePartitions: one Fetch of three partitions,
+// each at an offset only in the bucket, is answered with records of all
+// three; with the store paused, the fetch is answered within about
+// remote.fetch.max.wait.ms with no records and no error.
+func TestTieredFetchSeveralRemotePartitions(t *testing.T) {
+	moto := blobtest.StartMoto(t)
+	tn := startTestNode(t, "remote.log.storage.system.enable=true", "rsm.config.bucket.url="+moto.CreateBucket("several"),
+		"remote.log.manager.task.interval.ms=100", "log.retention.check.interval.ms=100", "remote.fetch.max.wait.ms=300")
+	mustCreateTopic(t, tn.admin(), "multi", 3, map[string]*string{"remote.storage.enable": ptrTo("true"),
+		"segment.bytes": ptrTo("1048576"), "local.retention.bytes": ptrTo("1048576")})
+	for partition := range int32(3) {
+		produceNumbered(t, tn, "multi", 0, 900, 3000, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.DefaultProduceTopic("multi"),
+			kgo.WithHooks(partitionHook(partition)))
+	}
+	for partition := range int32(3) {
+		p := tn.node.partitions.Get("multi", partition)
+		waitFor(t, 60*time.Second, "local retention on every partition", func() bool { return p.Log.LocalLogStartOffset() > 300 })
+	}
+	fetch := func(topic string, partitions int32, offset int64) (*kmsg.FetchResponse, time.Duration) {
+		cl := tn.client()
+		defer cl.Close()
+		req := kmsg.NewPtrFetchRequest()
+		req.ReplicaID, req.MaxWaitMillis, req.MaxBytes, req.MinBytes = -1, 5000, 50<<20, 1
+		rt := kmsg.NewFetchRequestTopic()
+		rt.Topic = topic
+		topics, err := tn.admin().ListTopics(testContext(t), topic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rt.TopicID = topics[topic].ID
+		for partition := range partitions {
+			rp := kmsg.NewFetchRequestTopicPartition()
+			rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes, rp.CurrentLeaderEpoch = partition, offset, 1<<20, -1
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		req.Topics = append(req.Topics, rt)
+		start := time.Now()
+		resp, err := req.RequestWith(testContext(t), cl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp, time.Since(start)
+	}
+	resp, _ := fetch("multi", 3, 0)
+	for _, sp := range resp.Topics[0].Partitions {
+		if sp.ErrorCode != 0 || len(sp.RecordBatches) == 0 || sp.LogStartOffset != 0 {
+			t.Fatalf("partition %d: code %d, %d bytes, log start %d", sp.Partition, sp.ErrorCode, len(sp.RecordBatches), sp.LogStartOffset)
+		}
+	}
+	// A partition never read, so not cached, with the store paused.
+	mustCreateTopic(t, tn.admin(), "paused", 1, map[string]*string{"remote.storage.enable": ptrTo("true"),
+		"segment.bytes": ptrTo("1048576"), "local.retention.bytes": ptrTo("1048576")})
+	produceNumbered(t, tn, "paused", 0, 900, 3000)
+	paused := tn.node.partitions.Get("paused", 0)
+	waitFor(t, 60*time.Second, "local retention", func() bool { return paused.Log.LocalLogStartOffset() > 300 })
+	moto.Pause()
+	resp, took := fetch("paused", 1, 0)
+	moto.Resume()
+	for _, sp := range resp.Topics[0].Partitions {
+		if sp.ErrorCode != 0 || len(sp.RecordBatches) != 0 {
+			t.Fatalf("partition %d with the store paused: code %d, %d bytes", sp.Partition, sp.ErrorCode, len(sp.RecordBatches))
+		}
+	}
+	t.Logf("fetch with the store paused answered after %v (remote.fetch.max.wait.ms=300, max_wait_ms=5000)", took)
+	if took >= 5*time.Second {
+		t.Fatalf("fetch with the store paused waited %v, the consumer's max wait, not remote.fetch.max.wait.ms", took)
+	}
+}
+
+// partitionHook routes every record of a client to one partition.
+type partitionHook int32
+
+func (h partitionHook) OnProduceRecordBuffered(r *kgo.Record) { r.Partition = int32(h) }
+

@@ -285,6 +285,14 @@ func (r *Reader) read(ctx context.Context, req ReadRequest) (ReadResult, error) 
 		return res, err
 	}
 	seg, ok := view.Find(req.Offset)
+	if !ok && req.Offset > view.EndOffset() {
+		// Copied since the view was taken: read the bucket's state.
+		r.ForgetView(req.Partition)
+		if view, err = r.View(ctx, req.Partition); err != nil {
+			return res, err
+		}
+		seg, ok = view.Find(req.Offset)
+	}
 	if !ok {
 		return res, fmt.Errorf("%w: offset %d, remote tier has [%d, %d]", ErrRemoteOffsetOutOfRange, req.Offset, view.StartOffset(), view.EndOffset())
 	}
