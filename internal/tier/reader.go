@@ -324,8 +324,9 @@ func (r *Reader) readBatches(ctx context.Context, seg *SegmentMetadata, req Read
 	}
 	var out []byte
 	next := req.Offset
+	chunks := &chunkCursor{index: -1}
 	for position < seg.SegmentSizeBytes {
-		head, err := r.readRange(ctx, seg, position, record.HeaderSize)
+		head, err := r.readRange(ctx, seg, chunks, position, record.HeaderSize)
 		if err != nil {
 			return nil, req.Offset, err
 		}
@@ -347,7 +348,7 @@ func (r *Reader) readBatches(ctx context.Context, seg *SegmentMetadata, req Read
 		if int64(len(out))+size > req.MaxBytes && !(len(out) == 0 && req.MinOneBatch) {
 			break
 		}
-		batch, err := r.readRange(ctx, seg, position, size)
+		batch, err := r.readRange(ctx, seg, chunks, position, size)
 		if err != nil {
 			return nil, req.Offset, err
 		}
@@ -358,17 +359,28 @@ func (r *Reader) readBatches(ctx context.Context, seg *SegmentMetadata, req Read
 	return out, next, nil
 }
 
+// chunkCursor holds the chunk one read is in, so consecutive batches of a
+// chunk cost one cache lookup.
+type chunkCursor struct {
+	index int64
+	data  []byte
+}
+
 // readRange returns length bytes of seg's .log object at position,
 // assembled from cached chunks.
-func (r *Reader) readRange(ctx context.Context, seg *SegmentMetadata, position, length int64) ([]byte, error) {
+func (r *Reader) readRange(ctx context.Context, seg *SegmentMetadata, chunks *chunkCursor, position, length int64) ([]byte, error) {
 	chunk := r.cfg.ChunkBytes
 	out := make([]byte, 0, length)
 	for length > 0 {
 		index := position / chunk
-		data, err := r.chunk(ctx, seg, index)
-		if err != nil {
-			return nil, err
+		if chunks.index != index {
+			data, err := r.chunk(ctx, seg, index)
+			if err != nil {
+				return nil, err
+			}
+			chunks.index, chunks.data = index, data
 		}
+		data := chunks.data
 		from := position - index*chunk
 		if from >= int64(len(data)) {
 			return nil, fmt.Errorf("%w: read at %d past the end of %s", ErrCorruptMetadata, position, r.cfg.Store.SegmentDir(seg))

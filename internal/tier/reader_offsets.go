@@ -89,8 +89,9 @@ func (r *Reader) searchSegment(ctx context.Context, seg *SegmentMetadata, ts, st
 		position = lookupPosition(entries, uint32(from-seg.BaseOffset))
 	}
 	scanned := int64(0)
+	chunks := &chunkCursor{index: -1}
 	for position < seg.SegmentSizeBytes && scanned < maxTimestampScanBytes {
-		head, err := r.readRange(ctx, seg, position, record.HeaderSize)
+		head, err := r.readRange(ctx, seg, chunks, position, record.HeaderSize)
 		if err != nil {
 			return none, false, err
 		}
@@ -103,7 +104,7 @@ func (r *Reader) searchSegment(ctx context.Context, seg *SegmentMetadata, ts, st
 			return none, false, fmt.Errorf("%w: batch at %d of %d bytes overruns the segment", ErrCorruptMetadata, position, size)
 		}
 		if h.LastOffset() >= startOffset && h.MaxTimestamp >= ts && !h.IsControl() {
-			batch, err := r.readRange(ctx, seg, position, size)
+			batch, err := r.readRange(ctx, seg, chunks, position, size)
 			if err != nil {
 				return none, false, err
 			}
