@@ -38,6 +38,13 @@ func (p *Partition) RebuildFromRemote(aux RemoteAuxState) error {
 	if aux.LogStartOffset > aux.LocalLogStartOffset {
 		return fmt.Errorf("partition %s: remote log start %d above the local start %d", p, aux.LogStartOffset, aux.LocalLogStartOffset)
 	}
+	if aux.ProducerSnapshot != nil {
+		// Checked before the log is touched, so a bad object changes
+		// nothing and the next attempt starts over.
+		if _, err := decodeSnapshot(aux.ProducerSnapshot); err != nil {
+			return fmt.Errorf("partition %s: remote producer snapshot: %w", p, err)
+		}
+	}
 	if err := p.Log.TruncateFullyAndStartAt(aux.LocalLogStartOffset); err != nil {
 		return err
 	}
@@ -56,9 +63,6 @@ func (p *Partition) RebuildFromRemote(aux RemoteAuxState) error {
 		return err
 	}
 	if aux.ProducerSnapshot != nil {
-		if _, err := decodeSnapshot(aux.ProducerSnapshot); err != nil {
-			return fmt.Errorf("partition %s: remote producer snapshot: %w", p, err)
-		}
 		if err := p.Log.WriteProducerSnapshot(aux.LocalLogStartOffset, aux.ProducerSnapshot); err != nil {
 			return err
 		}
