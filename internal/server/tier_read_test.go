@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-streaming/samsa/internal/blob/blobtest"
+	"github.com/samsa-streaming/samsa/internal/log"
 	"github.com/samsa-streaming/samsa/internal/tier"
 )
 
@@ -386,3 +388,53 @@ type partitionHook int32
 
 func (h partitionHook) OnProduceRecordBuffered(r *kgo.Record) { r.Partition = int32(h) }
 
+
+// TestTieredRestartWithoutCheckpoints offloads a partition, stops the node,
+// deletes its high-watermark, recovery-point and log-start checkpoints and
+// starts it again: the log start is back in the remote tier (a missing
+// checkpoint is 0, as in Kafka, then moved up to the remote start) and a
+// consumer reads every record from offset 0.
+func TestTieredRestartWithoutCheckpoints(t *testing.T) {
+	tn := startTestNode(t, "remote.log.storage.system.enable=true", "rsm.config.bucket.url=file://"+t.TempDir(),
+		"remote.log.manager.task.interval.ms=100", "log.retention.check.interval.ms=100")
+	mustCreateTopic(t, tn.admin(), "checkpoints", 1, map[string]*string{"remote.storage.enable": ptrTo("true"),
+		"segment.bytes": ptrTo("1048576"), "local.retention.bytes": ptrTo("1048576")})
+	const records = 1200
+	produceNumbered(t, tn, "checkpoints", 0, records, 3000)
+	p := tn.node.partitions.Get("checkpoints", 0)
+	waitFor(t, 60*time.Second, "local retention to delete copied segments", func() bool { return p.Log.LocalLogStartOffset() > 300 })
+	tn.stop()
+	for _, name := range []string{log.ReplicationCheckpointFile, log.RecoveryPointCheckpointFile, log.LogStartOffsetCheckpointFile} {
+		if err := os.Remove(filepath.Join(tn.dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tn.start()
+	p = tn.node.partitions.Get("checkpoints", 0)
+	if start, local := p.Log.LogStartOffset(), p.Log.LocalLogStartOffset(); start != 0 || local == 0 {
+		t.Fatalf("after a restart without checkpoints: log start %d, local start %d", start, local)
+	}
+	consumeTiered(t, tn, "checkpoints", records)
+}
+
+// TestTieredEnableOnExistingTopic turns remote.storage.enable on for a
+// topic that already holds data: its closed segments are copied, local
+// retention then deletes them locally, and every record stays readable
+// from offset 0.
+func TestTieredEnableOnExistingTopic(t *testing.T) {
+	tn := startTestNode(t, "remote.log.storage.system.enable=true", "rsm.config.bucket.url=file://"+t.TempDir(),
+		"remote.log.manager.task.interval.ms=100", "log.retention.check.interval.ms=100")
+	mustCreateTopic(t, tn.admin(), "later", 1, map[string]*string{"segment.bytes": ptrTo("1048576"), "local.retention.bytes": ptrTo("1048576")})
+	const records = 1200
+	produceNumbered(t, tn, "later", 0, records, 3000)
+	p := tn.node.partitions.Get("later", 0)
+	if p.Log.LocalLogStartOffset() != 0 {
+		t.Fatalf("an untiered topic deleted by local.retention.bytes: local start %d", p.Log.LocalLogStartOffset())
+	}
+	alterTopic(t, tn, "later", "remote.storage.enable", "true")
+	waitFor(t, 60*time.Second, "copies, then local deletion", func() bool { return p.Log.LocalLogStartOffset() > 300 })
+	if start := p.Log.LogStartOffset(); start != 0 {
+		t.Fatalf("log start %d after enabling tiering, want 0", start)
+	}
+	consumeTiered(t, tn, "later", records)
+}
