@@ -45,7 +45,7 @@ func (n *Node) startTier(ctx context.Context, fsys vfs.FS) error {
 		BackoffMs: cfg.TaskRetryBackoffMs, BackoffMaxMs: cfg.TaskRetryBackoffMaxMs})
 	store := tier.NewStore(tier.StoreConfig{Bucket: retrying, Prefix: cfg.BucketPrefix})
 	manager := tier.NewManager(tier.ManagerConfig{Store: store, BrokerID: n.broker.StaticConfig.NodeID,
-		CopierThreads: int(cfg.CopierThreadPoolSize), OrphanGraceMs: 10 * cfg.TaskIntervalMs})
+		CopierThreads: int(cfg.CopierThreadPoolSize), OrphanGraceMs: 10 * cfg.TaskIntervalMs, CopyMaxBytesPerSecond: cfg.CopyMaxBytesPerSecond})
 	cache, err := tier.NewCache(fsys, filepath.Join(n.broker.StaticConfig.LogDirs[0], remoteIndexCacheDir), cfg.IndexFileCacheTotalSizeBytes)
 	if err != nil {
 		bucket.Close()
@@ -76,7 +76,7 @@ func (n *Node) startTier(ctx context.Context, fsys vfs.FS) error {
 				return
 			case <-ticker.C:
 			}
-			n.applyDynamicTier(cache, reader)
+			n.applyDynamicTier(manager, cache, reader)
 			n.runTierTasks(ctx, manager, store, reader, tierMetrics, tiered, logger)
 		}
 	}()
@@ -290,8 +290,9 @@ func (n *Node) followTier(ctx context.Context, manager *tier.Manager, reader *ti
 }
 
 // applyDynamicTier applies the dynamic tiered-storage broker configs.
-func (n *Node) applyDynamicTier(cache *tier.Cache, reader *tier.Reader) {
+func (n *Node) applyDynamicTier(manager *tier.Manager, cache *tier.Cache, reader *tier.Reader) {
 	cfg := n.broker.Config().Tier
+	manager.SetCopyMaxBytesPerSecond(cfg.CopyMaxBytesPerSecond)
 	cache.SetMaxBytes(cfg.IndexFileCacheTotalSizeBytes)
 	reader.SetFetchMaxBytesPerSecond(cfg.FetchMaxBytesPerSecond)
 }

@@ -24,7 +24,7 @@ import (
 type Reader struct {
 	cfg   ReaderConfig
 	tasks chan *readTask
-	quota *byteRate
+	quota *RateQuota
 
 	// queued counts reads submitted and not yet started, Kafka's
 	// RemoteLogReaderTaskQueueSize.
@@ -58,9 +58,9 @@ type ReaderConfig struct {
 	// MaxPendingTasks is remote.log.reader.max.pending.tasks (100).
 	MaxPendingTasks int
 	// FetchMaxBytesPerSecond is remote.log.manager.fetch.max.bytes.per.second
-	// (Long.MAX_VALUE): when the bytes read from the store over the last
-	// second reach it, new remote reads are skipped and the fetch answers
-	// without that partition's data, as Kafka does (KIP-956).
+	// (Long.MAX_VALUE): when the rate of bytes read from the store
+	// (RateQuota) reaches it, new remote reads are skipped and the fetch
+	// answers without that partition's data, as Kafka does (KIP-956).
 	FetchMaxBytesPerSecond int64
 	// ChunkBytes is the size of the ranged reads of segment data and of the
 	// cached chunks. Samsa default: 1 MiB (DefaultChunkBytes).
@@ -124,7 +124,7 @@ func NewReader(cfg ReaderConfig) *Reader {
 		cfg.Now = time.Now
 	}
 	r := &Reader{cfg: cfg, tasks: make(chan *readTask, cfg.MaxPendingTasks), stop: make(chan struct{}),
-		quota: newByteRate(cfg.FetchMaxBytesPerSecond)}
+		quota: NewRateQuota(cfg.FetchMaxBytesPerSecond)}
 	r.mu.views = make(map[Partition]RemoteView)
 	for range cfg.Threads {
 		r.workers.Add(1)
@@ -197,12 +197,12 @@ func (r *Reader) work() {
 	}
 }
 
-// QuotaExceeded reports whether the bytes read from the store in the last
-// second reached remote.log.manager.fetch.max.bytes.per.second.
-func (r *Reader) QuotaExceeded() bool { return r.quota.exceeded(r.cfg.Now()) }
+// QuotaExceeded reports whether the rate of bytes read from the store
+// reached remote.log.manager.fetch.max.bytes.per.second.
+func (r *Reader) QuotaExceeded() bool { return r.quota.Exceeded(r.cfg.Now()) }
 
 // SetFetchMaxBytesPerSecond changes the fetch quota (a dynamic update).
-func (r *Reader) SetFetchMaxBytesPerSecond(limit int64) { r.quota.setLimit(limit) }
+func (r *Reader) SetFetchMaxBytesPerSecond(limit int64) { r.quota.SetLimit(limit) }
 
 // ReaderStats are the Reader's counters for metrics.
 type ReaderStats struct {
@@ -427,7 +427,7 @@ func (r *Reader) file(ctx context.Context, seg *SegmentMetadata, kind FileKind) 
 
 func (r *Reader) fetched(n int64) {
 	r.fetchedBytes.Add(n)
-	r.quota.record(r.cfg.Now(), n)
+	r.quota.Record(r.cfg.Now(), n)
 }
 
 func hasFile(seg *SegmentMetadata, kind FileKind) bool {
@@ -482,50 +482,4 @@ func (r *Reader) collectAborted(ctx context.Context, view *RemoteView, seg *Segm
 		}
 	}
 	return out, false, nil
-}
-
-// byteRate is a fixed one-second window of bytes read from the store, the
-// fetch quota of KIP-956 (Kafka samples 11 windows of one second; one is
-// enough to bound the rate and never wedges).
-type byteRate struct {
-	mu          sync.Mutex
-	limit       int64
-	windowStart int64 // unix seconds
-	bytes       int64
-}
-
-func newByteRate(limit int64) *byteRate {
-	if limit <= 0 {
-		limit = 1<<63 - 1
-	}
-	return &byteRate{limit: limit}
-}
-
-func (q *byteRate) setLimit(limit int64) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if limit <= 0 {
-		limit = 1<<63 - 1
-	}
-	q.limit = limit
-}
-
-func (q *byteRate) roll(now time.Time) {
-	if s := now.Unix(); s != q.windowStart {
-		q.windowStart, q.bytes = s, 0
-	}
-}
-
-func (q *byteRate) record(now time.Time, n int64) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.roll(now)
-	q.bytes += n
-}
-
-func (q *byteRate) exceeded(now time.Time) bool {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.roll(now)
-	return q.bytes >= q.limit
 }

@@ -186,7 +186,7 @@ func TestReaderPoolBoundsAndQuota(t *testing.T) {
 	defer bucket.Close()
 	store, _, _ := tieredLog(t, bucket, 200, 5, 300)
 	now := time.Unix(100, 0)
-	reader, _ := newTestReader(t, store, 64<<20, func() time.Time { return now }, 20<<10)
+	reader, _ := newTestReader(t, store, 64<<20, func() time.Time { return now }, 1<<10)
 	if reader.QuotaExceeded() {
 		t.Fatal("quota exceeded before any read")
 	}
@@ -211,9 +211,15 @@ func TestReaderPoolBoundsAndQuota(t *testing.T) {
 	if !reader.QuotaExceeded() {
 		t.Fatalf("quota not exceeded after %d bytes fetched", reader.Stats().FetchedBytes)
 	}
+	// The rate is measured over 11 one-second samples: a burst keeps the
+	// quota exceeded until the window's rate falls below the limit.
 	now = now.Add(time.Second)
+	if !reader.QuotaExceeded() {
+		t.Fatal("quota no longer exceeded one second after a burst of several times the limit")
+	}
+	now = now.Add(12 * time.Second)
 	if reader.QuotaExceeded() {
-		t.Fatal("quota still exceeded in the next second")
+		t.Fatal("quota still exceeded once the burst left the window")
 	}
 	t.Logf("%d of 16 submissions refused by a queue of 4 with 2 readers", busy)
 }
