@@ -46,13 +46,15 @@ func (l *Log) RemoteCopiedOffset() int64 {
 // remoteAllowsDeletion reports whether retention may delete a segment
 // ending just before upper.
 func (l *Log) remoteAllowsDeletion(upper int64) bool {
+	cfg := l.Config()
 	switch {
-	case l.remote.cleared.Load():
+	case l.remote.cleared.Load() || cfg.RemoteCopyDisable:
+		// Nothing more is copied: retention.* alone decides (KIP-950).
 		return true
 	case l.remote.guarded.Load():
 		return upper-1 <= l.remote.copiedOffset.Load()
 	}
-	return !l.Config().RemoteStorage
+	return !cfg.RemoteStorage
 }
 
 // LocalLogStartOffset is the first offset held by a local segment, Kafka's
