@@ -51,7 +51,7 @@ type Log struct {
 		// turns RemoteStorage on restores it (tier.go). -1 when none.
 		remoteStartHint int64
 		config          Config
-		closed         bool
+		closed          bool
 		// pendingDeletes are segments renamed *.deleted whose files stay open
 		// until file.delete.delay.ms has passed.
 		pendingDeletes []pendingDelete

@@ -388,7 +388,6 @@ type partitionHook int32
 
 func (h partitionHook) OnProduceRecordBuffered(r *kgo.Record) { r.Partition = int32(h) }
 
-
 // TestTieredRestartWithoutCheckpoints offloads a partition, stops the node,
 // deletes its high-watermark, recovery-point and log-start checkpoints and
 // starts it again: the log start is back in the remote tier (a missing
