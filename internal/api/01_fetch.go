@@ -64,7 +64,10 @@ type fetchPartitionResult struct {
 	lastStable     int64
 	logStartOffset int64
 	regions        []log.Region
-	bytes          int64
+	// remote holds whole batches read from the remote tier
+	// (fetch_remote.go), written after regions; bytes counts both.
+	remote []byte
+	bytes  int64
 	// readCommitted makes the aborted transactions list non-null.
 	readCommitted bool
 	aborted       []log.AbortedTxn
@@ -112,6 +115,11 @@ func handleFetch(b *Broker, c *call, r kmsg.Request) {
 	}
 	results, bytes, respondNow := op.read(getFetchResults())
 	op.scratch = results
+	if op.remoteWanted() {
+		// Wait for the remote tier, not for min_bytes (fetch_remote.go).
+		op.startRemote()
+		return
+	}
 	if bytes >= int64(req.MinBytes) || req.MaxWaitMillis <= 0 || respondNow || len(targets) == 0 {
 		op.respond(results)
 		putFetchResults(results)
@@ -140,6 +148,8 @@ type fetchOp struct {
 
 	done    atomic.Bool
 	pending atomic.Int64
+	// remote is the part of the fetch read from the remote tier.
+	remote remoteFetch
 
 	// parking guards the timer and watches, which park sets up while a
 	// trigger, the timer or a shutdown may already be completing the op.
@@ -158,7 +168,7 @@ func (op *fetchOp) read(dst []fetchPartitionResult) (results []fetchPartitionRes
 		remaining = int64(op.b.Config().MessageMaxBytes) * 50
 	}
 	results = slices.Grow(dst[:0], len(op.targets))
-	for _, t := range op.targets {
+	for i, t := range op.targets {
 		res := fetchPartitionResult{topic: t.topic, topicID: t.topicID, partition: t.partition, highWatermark: -1, lastStable: -1, logStartOffset: -1, readCommitted: op.readCommitted}
 		if t.unknownTopicCode != 0 {
 			res.errorCode = t.unknownTopicCode
@@ -211,6 +221,15 @@ func (op *fetchOp) read(dst []fetchPartitionResult) (results []fetchPartitionRes
 		if limit > 0 || minOne {
 			rr, err := p.Log.Read(t.offset, int32(max(limit, 0)), upper, minOne)
 			switch {
+			case isRemoteRead(err) && op.replicaID >= 0:
+				res.errorCode = kerr.OffsetMovedToTieredStorage.Code
+				respondNow = true
+			case isRemoteRead(err):
+				if op.readRemote(i, t, p, max(limit, 0), upper, minOne, &res) {
+					respondNow = true
+				}
+				total += res.bytes
+				remaining -= res.bytes
 			case errors.Is(err, log.ErrOffsetOutOfRange):
 				res.errorCode = kerr.OffsetOutOfRange.Code
 				respondNow = true
@@ -350,6 +369,7 @@ func (op *fetchOp) complete(results []fetchPartitionResult) bool {
 		u()
 	}
 	op.parking.Unlock()
+	op.stopRemote()
 	if _, parked := op.b.parked.LoadAndDelete(op); parked {
 		op.b.Metrics.FetchParkedAdd(-1)
 	}

@@ -10,11 +10,11 @@ package api
 //     tiered storage). -5 (v9+, KIP-1005: the latest offset in remote
 //     storage) and -6 (v11+, KIP-1023: the earliest offset pending upload)
 //     answer offset -1 and timestamp -1, as Kafka does for a topic without
-//     remote storage. Any other timestamp finds the first record whose
-//     timestamp is at or after it (decoding its batch), or offset -1 when
-//     there is none.
-//   - v10 timeout_ms bounds remote-storage lookups; without remote storage
-//     every answer is immediate, so it is not waited on.
+//     remote storage; tiered partitions: list_offsets_remote.go. Any other
+//     timestamp finds the first record whose timestamp is at or after it
+//     (decoding its batch), or offset -1 when there is none.
+//   - v10 timeout_ms bounds remote-storage lookups (list_offsets_remote.go);
+//     without remote storage every answer is immediate.
 //   - v4+ current_leader_epoch is checked as in Fetch. A record found by
 //     timestamp (or by -3) is answered with the leader epoch of the batch
 //     that holds it, as Kafka does; -1 with the current epoch; -2 with the
@@ -48,6 +48,7 @@ func handleListOffsets(b *Broker, c *call, r kmsg.Request) {
 	resp := kmsg.NewPtrListOffsetsResponse()
 	readCommitted := c.version >= 2 && req.IsolationLevel == 1
 	describable := b.topicChecker(c, opDescribe)
+	var lookups []remoteTimestampLookup
 	for _, rt := range req.Topics {
 		st := kmsg.NewListOffsetsResponseTopic()
 		st.Topic = rt.Topic
@@ -83,11 +84,14 @@ func handleListOffsets(b *Broker, c *call, r kmsg.Request) {
 					sp.Offset = p.LastStableOffset()
 				}
 				sp.LeaderEpoch = epoch
-			case listEarliest, listEarliestLocal:
+			case listEarliest:
 				sp.Offset = p.Log.LogStartOffset()
-				sp.LeaderEpoch = earliestEpoch(p.Log.EpochCache(), sp.Offset, rp.Timestamp == listEarliestLocal)
+				sp.LeaderEpoch = earliestEpoch(p.Log.EpochCache(), sp.Offset, false)
+			case listEarliestLocal:
+				sp.Offset = p.Log.LocalLogStartOffset()
+				sp.LeaderEpoch = earliestEpoch(p.Log.EpochCache(), sp.Offset, true)
 			case listLatestTiered, listEarliestPendingUpload:
-				// No remote storage: Kafka answers offset -1, timestamp -1.
+				sp.Offset, sp.LeaderEpoch = tieredListOffset(p, rp.Timestamp)
 			case listMaxTimestamp:
 				rec := p.Log.MaxTimestampRecord()
 				if rec.Offset >= 0 && rec.Offset < p.HighWatermark() {
@@ -96,6 +100,10 @@ func handleListOffsets(b *Broker, c *call, r kmsg.Request) {
 			default:
 				if rp.Timestamp < 0 {
 					sp.ErrorCode = kerr.InvalidRequest.Code
+					break
+				}
+				if b.needsRemoteTimestampSearch(p, rp.Timestamp) {
+					lookups = append(lookups, remoteTimestampLookup{topic: len(resp.Topics), index: len(st.Partitions), p: p, timestamp: rp.Timestamp})
 					break
 				}
 				rec, found, err := p.Log.RecordForTimestamp(rp.Timestamp)
@@ -112,6 +120,10 @@ func handleListOffsets(b *Broker, c *call, r kmsg.Request) {
 			st.Partitions = append(st.Partitions, sp)
 		}
 		resp.Topics = append(resp.Topics, st)
+	}
+	if len(lookups) > 0 {
+		b.listOffsetsRemote(c, req, resp, lookups)
+		return
 	}
 	c.reply(resp)
 }

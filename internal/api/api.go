@@ -33,6 +33,7 @@ import (
 	"github.com/samsa-streaming/samsa/internal/partition"
 	"github.com/samsa-streaming/samsa/internal/quorum"
 	"github.com/samsa-streaming/samsa/internal/telemetry"
+	"github.com/samsa-streaming/samsa/internal/tier"
 	"github.com/samsa-streaming/samsa/internal/txn"
 )
 
@@ -79,7 +80,10 @@ type Broker struct {
 	// SchemaIDs answers schema id validation (confluent.value.schema.validation,
 	// produce_schema_validation.go); nil refuses batches of validated topics.
 	SchemaIDs SchemaIDChecker
-	Logger    *slog.Logger
+	// Remote reads the remote tier of tiered partitions (fetch_remote.go);
+	// nil when tiered storage is off.
+	Remote *tier.Reader
+	Logger *slog.Logger
 	// Now is the clock; tests may replace it.
 	Now func() time.Time
 

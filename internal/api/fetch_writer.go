@@ -88,6 +88,7 @@ func writeFetchResponse(version int16, errorCode int16, sessionID int32, results
 			for _, reg := range r.regions {
 				w.region(reg.File, reg.Offset, reg.Length)
 			}
+			w.bytes(r.remote)
 			if flexible {
 				writeFetchPartitionTags(w, r)
 			}

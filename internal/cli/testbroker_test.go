@@ -22,15 +22,15 @@ func startTestBroker(t *testing.T) (bootstrap string) {
 
 // startTestBrokerWithDir is startTestBroker that also returns the node's
 // log dir.
-func startTestBrokerWithDir(t *testing.T) (bootstrap, logDir string) {
+func startTestBrokerWithDir(t *testing.T, overrides ...string) (bootstrap, logDir string) {
 	t.Helper()
 	logDir = t.TempDir()
-	cfg, _, err := config.Load("", []string{
+	cfg, _, err := config.Load("", append([]string{
 		"listeners=PLAINTEXT://127.0.0.1:0",
 		"log.dirs=" + logDir,
 		"metrics.listener=",
 		"group.initial.rebalance.delay.ms=0",
-	}, nil)
+	}, overrides...), nil)
 	if err != nil {
 		t.Fatalf("config: %v", err)
 	}

@@ -51,6 +51,9 @@ type describedPartition struct {
 	ISR             []int32 `json:"isr"`
 	OfflineReplicas []int32 `json:"offline_replicas"`
 	Error           string  `json:"error,omitempty"`
+	// Tiered is set on partitions of topics with remote.storage.enable
+	// (topics_describe_tiered.go).
+	Tiered *tieredOffsets `json:"tiered,omitempty"`
 }
 
 func newTopicsDescribeCommand(opts *globalOptions) *cobra.Command {
@@ -92,6 +95,9 @@ partitions in trouble, and print no topic summary.`,
 				return err
 			}
 			described := buildDescribedTopics(metadata, configs, filter)
+			if err := addTieredOffsets(ctx, admin, described); err != nil {
+				return err
+			}
 			out := cmd.OutOrStdout()
 			if opts.jsonOutput() {
 				return writeJSON(out, described)
@@ -192,14 +198,23 @@ func printDescribedTopics(cmd *cobra.Command, described []describedTopic, filter
 		}
 		fmt.Fprintln(out)
 	}
-	partitions := newTable(out, "TOPIC", "PARTITION", "LEADER", "REPLICAS", "ISR", "OFFLINE")
+	columns := []string{"TOPIC", "PARTITION", "LEADER", "REPLICAS", "ISR", "OFFLINE"}
+	tiered := anyTiered(described)
+	if tiered {
+		columns = append(columns, tieredColumns...)
+	}
+	partitions := newTable(out, columns...)
 	for _, d := range described {
 		for _, p := range d.Partitions {
 			leader := fmt.Sprint(p.Leader)
 			if p.Leader < 0 {
 				leader = "none"
 			}
-			partitions.row(d.Topic, p.Partition, leader, joinInt32s(p.Replicas), joinInt32s(p.ISR), orDash(joinInt32s(p.OfflineReplicas)))
+			row := []any{d.Topic, p.Partition, leader, joinInt32s(p.Replicas), joinInt32s(p.ISR), orDash(joinInt32s(p.OfflineReplicas))}
+			if tiered {
+				row = append(row, p.Tiered.cells()...)
+			}
+			partitions.row(row...)
 		}
 	}
 	return partitions.flush()

@@ -47,6 +47,22 @@ type Config struct {
 	// Compaction is cleanup.policy containing "compact" and the settings of
 	// the log cleaner for this log (cleaner_config.go).
 	Compaction CompactionConfig
+	// RemoteStorage is remote.storage.enable on a broker with
+	// remote.log.storage.system.enable (KIP-405): the log's oldest data
+	// may live in the remote tier only, so the log start offset may lie
+	// below the first local segment, and retention of local segments
+	// follows LocalRetentionMs and LocalRetentionBytes without moving the
+	// log start offset (tier.go).
+	RemoteStorage bool
+	// LocalRetentionMs and LocalRetentionBytes are local.retention.ms and
+	// local.retention.bytes with -2 resolved to retention.*; they apply
+	// only with RemoteStorage (-1 = unlimited).
+	LocalRetentionMs    int64
+	LocalRetentionBytes int64
+	// RemoteCopyDisable is remote.log.copy.disable (KIP-950): nothing more
+	// is copied, and deleting local segments moves the log start offset,
+	// as on an untiered log.
+	RemoteCopyDisable bool
 }
 
 // Kafka's defaults.

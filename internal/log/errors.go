@@ -11,6 +11,12 @@ var (
 	// ErrOffsetOutOfRange: the offset lies outside [LogStartOffset, LogEndOffset]
 	// (OFFSET_OUT_OF_RANGE upstream).
 	ErrOffsetOutOfRange = errors.New("log: offset out of range")
+	// ErrOffsetInRemoteTier: the offset is at or above the log start offset
+	// but below the first local segment, so its data lives in the remote
+	// tier only (a consumer is served from the bucket; a follower answers
+	// OFFSET_MOVED_TO_TIERED_STORAGE). It wraps ErrOffsetOutOfRange, so a
+	// caller that knows nothing of tiering answers OFFSET_OUT_OF_RANGE.
+	ErrOffsetInRemoteTier = fmt.Errorf("%w: in the remote tier", ErrOffsetOutOfRange)
 	// ErrStorage wraps an I/O failure of the underlying disk (ENOSPC, EIO, ...):
 	// KAFKA_STORAGE_ERROR upstream. A Log that saw one refuses further writes.
 	ErrStorage = errors.New("log: storage error")

@@ -24,7 +24,7 @@ func (l *Log) checkInvariantsLocked() {
 			panic(fmt.Sprintf("log %s: segment bases out of order: %d then %d", l.dir, segs[i-1].baseOffset, segs[i].baseOffset))
 		}
 	}
-	if start := l.mu.logStartOffset; start < segs[0].baseOffset || start > leo {
+	if start := l.mu.logStartOffset; (start < segs[0].baseOffset && !l.mu.config.RemoteStorage) || start < 0 || start > leo {
 		panic(fmt.Sprintf("log %s: log start %d outside [%d, %d]", l.dir, start, segs[0].baseOffset, leo))
 	}
 	if active := segs[len(segs)-1]; active.baseOffset > leo {

@@ -40,10 +40,18 @@ type Log struct {
 		// open. It is replaced, never modified in place, so readers can keep a
 		// snapshot without holding mu.
 		segments []*segment
-		// Invariant: segments[0].baseOffset <= logStartOffset <= logEndOffset.
+		// Invariant: segments[0].baseOffset <= logStartOffset <= logEndOffset,
+		// except that with config.RemoteStorage the log start offset may
+		// lie below segments[0].baseOffset (the data between lives in the
+		// remote tier only).
 		logStartOffset int64
-		config         Config
-		closed         bool
+		// remoteStartHint is a checkpointed log start offset below the
+		// first local segment that a log opened without
+		// config.RemoteStorage could not take; the first UpdateConfig that
+		// turns RemoteStorage on restores it (tier.go). -1 when none.
+		remoteStartHint int64
+		config          Config
+		closed          bool
 		// pendingDeletes are segments renamed *.deleted whose files stay open
 		// until file.delete.delay.ms has passed.
 		pendingDeletes []pendingDelete
@@ -167,6 +175,16 @@ func (l *Log) UpdateConfig(cfg Config) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.mu.config = cfg.normalized()
+	hint := l.mu.remoteStartHint
+	l.mu.remoteStartHint = -1
+	if l.mu.config.RemoteStorage && hint >= 0 && hint < l.mu.logStartOffset && l.mu.logStartOffset == l.mu.segments[0].baseOffset {
+		l.mu.logStartOffset = hint
+	}
+	if !l.mu.config.RemoteStorage {
+		// Tiering is off: nothing below the first local segment is
+		// readable any more.
+		l.mu.logStartOffset = max(l.mu.logStartOffset, l.mu.segments[0].baseOffset)
+	}
 }
 
 // Size is the total bytes of the log's segments.

@@ -68,6 +68,9 @@ func (l *Log) read(offset int64, maxBytes int32, upperBound int64, minOneBatch b
 	if offset < start || offset > leo {
 		return result, fmt.Errorf("%w: offset %d, log %s has [%d, %d]", ErrOffsetOutOfRange, offset, l.dir, start, leo)
 	}
+	if localStart := segs[0].baseOffset; offset < localStart {
+		return result, fmt.Errorf("%w: offset %d, log %s has [%d, %d] locally", ErrOffsetInRemoteTier, offset, l.dir, localStart, leo)
+	}
 	upperBound = min(upperBound, leo)
 	if offset >= upperBound {
 		return result, nil

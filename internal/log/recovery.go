@@ -76,6 +76,16 @@ func Open(fsys vfs.FS, dir string, cfg Config, opts OpenOptions) (*Log, error) {
 		return nil, err
 	}
 	logStart := max(opts.LogStartOffset, segs[0].baseOffset)
+	l.mu.remoteStartHint = -1
+	if opts.LogStartOffset >= 0 && opts.LogStartOffset < segs[0].baseOffset {
+		// The checkpointed start lies in the remote tier, if the log is
+		// tiered; the server may only know at its first UpdateConfig.
+		if cfg.RemoteStorage {
+			logStart = opts.LogStartOffset
+		} else {
+			l.mu.remoteStartHint = opts.LogStartOffset
+		}
+	}
 	if logStart > leo {
 		// The checkpointed start is past everything on disk (the log was
 		// emptied by DeleteRecords before a crash): start over there.
@@ -107,7 +117,12 @@ func Open(fsys vfs.FS, dir string, cfg Config, opts OpenOptions) (*Log, error) {
 		closeAll(segs)
 		return nil, err
 	}
-	if err := epochs.TruncateFromStart(logStart); err != nil {
+	epochStart := logStart
+	if l.mu.remoteStartHint >= 0 {
+		// Keep the epochs of the remote tier for the first UpdateConfig.
+		epochStart = l.mu.remoteStartHint
+	}
+	if err := epochs.TruncateFromStart(epochStart); err != nil {
 		closeAll(segs)
 		return nil, err
 	}
@@ -145,6 +160,7 @@ func openNew(fsys vfs.FS, dir string, cfg Config, opts OpenOptions) (*Log, error
 	}
 	l.mu.segments = []*segment{seg}
 	l.mu.logStartOffset = start
+	l.mu.remoteStartHint = -1
 	l.logEndOffset.Store(start)
 	l.recoveryPoint.Store(start)
 	l.highWatermark.Store(start)

@@ -27,6 +27,11 @@ func (l *Log) EnforceRetention(now time.Time) (int, error) {
 	nowMs := now.UnixMilli()
 	cfg := l.Config()
 	deleted := 0
+	if cfg.RemoteStorage {
+		// Local retention of a tiered log (tier.go): retention.* of the
+		// whole log is the remote log manager's.
+		cfg.RetentionMs, cfg.RetentionBytes = cfg.LocalRetentionMs, cfg.LocalRetentionBytes
+	}
 	if cfg.RetentionDelete && cfg.RetentionMs >= 0 {
 		n, err := l.deleteOldSegmentsLocked(nowMs, "retention.ms", func(s, _ *segment) bool {
 			return nowMs-l.largestTimestamp(s) > cfg.RetentionMs
@@ -98,6 +103,8 @@ func (l *Log) deleteOldSegmentsLocked(nowMs int64, reason string, predicate func
 	highWatermark := l.HighWatermark()
 	leo := l.logEndOffset.Load()
 	var deletable []*segment
+	cfg := l.Config()
+	shouldRoll := false
 	for i, s := range segs {
 		var next *segment
 		upper := leo
@@ -107,12 +114,25 @@ func (l *Log) deleteOldSegmentsLocked(nowMs int64, reason string, predicate func
 		} else if s.size.Load() == 0 {
 			break
 		}
+		if highWatermark < upper || !predicate(s, next) {
+			break
+		}
+		// A tiered log rolls an active segment past local retention, as
+		// Kafka does, so it can be copied and then deleted.
+		if next == nil && cfg.RemoteStorage && reason != logStartReason {
+			shouldRoll = true
+		}
 		// Data below the log start offset is unreadable, so it goes
 		// whether or not it reached the remote tier.
-		if highWatermark < upper || (reason != logStartReason && !l.remoteAllowsDeletion(upper)) || !predicate(s, next) {
+		if reason != logStartReason && !l.remoteAllowsDeletion(upper) {
 			break
 		}
 		deletable = append(deletable, s)
+	}
+	if shouldRoll && len(deletable) < len(segs) {
+		if _, err := l.rollLocked(leo); err != nil {
+			return 0, l.fail(err)
+		}
 	}
 	if len(deletable) == 0 {
 		return 0, nil
@@ -135,7 +155,11 @@ func (l *Log) removeSegmentsLocked(victims []*segment, nowMs int64) error {
 	l.mu.Lock()
 	segs := l.mu.segments[len(victims):]
 	l.mu.segments = segs
-	l.mu.logStartOffset = max(l.mu.logStartOffset, segs[0].baseOffset)
+	if !l.mu.config.RemoteStorage || l.mu.config.RemoteCopyDisable {
+		// A tiered log keeps its start: the deleted segments are still
+		// readable from the remote tier.
+		l.mu.logStartOffset = max(l.mu.logStartOffset, segs[0].baseOffset)
+	}
 	logStart := l.mu.logStartOffset
 	l.mu.Unlock()
 	if l.highWatermark.Load() < logStart {

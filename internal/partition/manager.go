@@ -270,19 +270,29 @@ func sameConfigs(a, b map[string]string) bool {
 
 // LogConfig maps a topic's configuration to its log's settings.
 func LogConfig(tc *config.TopicConfig) log.Config {
+	localRetentionMs, localRetentionBytes := tc.EffectiveLocalRetention()
+	if tc.RemoteLogCopyDisable {
+		// A topic that copies no more keeps its local segments by
+		// retention.* (KIP-950).
+		localRetentionMs, localRetentionBytes = tc.RetentionMs, tc.RetentionBytes
+	}
 	return log.Config{
-		SegmentBytes:       int64(tc.SegmentBytes),
-		SegmentMs:          tc.SegmentMs,
-		SegmentJitterMs:    tc.SegmentJitterMs,
-		SegmentIndexBytes:  tc.SegmentIndexBytes,
-		IndexIntervalBytes: tc.IndexIntervalBytes,
-		FlushMessages:      tc.FlushMessages,
-		FlushMs:            tc.FlushMs,
-		RetentionMs:        tc.RetentionMs,
-		RetentionBytes:     tc.RetentionBytes,
-		FileDeleteDelayMs:  tc.FileDeleteDelayMs,
-		Preallocate:        tc.Preallocate,
-		RetentionDelete:    tc.Delete(),
+		RemoteStorage:       tc.RemoteStorageEnable,
+		RemoteCopyDisable:   tc.RemoteLogCopyDisable,
+		LocalRetentionMs:    localRetentionMs,
+		LocalRetentionBytes: localRetentionBytes,
+		SegmentBytes:        int64(tc.SegmentBytes),
+		SegmentMs:           tc.SegmentMs,
+		SegmentJitterMs:     tc.SegmentJitterMs,
+		SegmentIndexBytes:   tc.SegmentIndexBytes,
+		IndexIntervalBytes:  tc.IndexIntervalBytes,
+		FlushMessages:       tc.FlushMessages,
+		FlushMs:             tc.FlushMs,
+		RetentionMs:         tc.RetentionMs,
+		RetentionBytes:      tc.RetentionBytes,
+		FileDeleteDelayMs:   tc.FileDeleteDelayMs,
+		Preallocate:         tc.Preallocate,
+		RetentionDelete:     tc.Delete(),
 		Compaction: log.CompactionConfig{Enabled: tc.Compact(), MinCleanableDirtyRatio: tc.MinCleanableDirtyRatio,
 			DeleteRetentionMs: tc.DeleteRetentionMs, MinCompactionLagMs: tc.MinCompactionLagMs, MaxCompactionLagMs: tc.MaxCompactionLagMs},
 	}

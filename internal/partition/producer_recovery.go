@@ -61,7 +61,9 @@ func loadProducerState(l *log.Log, nowMs, expirationMs int64, logger *slog.Logge
 	if err := l.TruncateAbortedTxns(leo); err != nil {
 		return nil, err
 	}
-	from := max(s.mu.mapEndOffset, start)
+	// A tiered log's start may lie in the remote tier: replay only what
+	// is local (a rebuilt follower has a snapshot at its local start).
+	from := max(s.mu.mapEndOffset, l.LocalLogStartOffset())
 	if err := s.replay(l, from, leo); err != nil {
 		return nil, fmt.Errorf("rebuilding producer state of %s from offset %d: %w", l.Dir(), from, err)
 	}

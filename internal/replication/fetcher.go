@@ -303,14 +303,16 @@ func (f *fetcher) fetch(cl *kgo.Client, tps []log.TopicPartition, states map[log
 			if st == nil || !f.current(tp, st) || st.p.Log.LogEndOffset() != fetchOffsets[tp] {
 				continue
 			}
-			f.handlePartition(tp, st, &rp)
+			f.handlePartition(cl, tp, st, &rp)
 		}
 	}
 	return nil
 }
 
-func (f *fetcher) handlePartition(tp log.TopicPartition, st *fetchState, rp *kmsg.FetchResponseTopicPartition) {
+func (f *fetcher) handlePartition(cl *kgo.Client, tp log.TopicPartition, st *fetchState, rp *kmsg.FetchResponseTopicPartition) {
 	switch rp.ErrorCode {
+	case kerr.OffsetMovedToTieredStorage.Code:
+		f.buildRemoteAuxState(cl, tp, st, rp.LogStartOffset)
 	case 0:
 		if d := rp.DivergingEpoch; d.Epoch >= 0 && d.EndOffset >= 0 {
 			f.truncateOnFetch(tp, st, d.Epoch, d.EndOffset)

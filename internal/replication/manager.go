@@ -45,6 +45,10 @@ type Config struct {
 	// ClientOpts are the security options of the inter-broker listener.
 	ClientOpts []kgo.Opt
 	Logger     *slog.Logger
+	// RemoteAuxState reads from the remote tier what a follower needs to
+	// start its log at the leader's local log start (tiered storage);
+	// nil when tiered storage is off (remote_aux.go).
+	RemoteAuxState func(ctx context.Context, p *partition.Partition, localLogStartOffset, logStartOffset int64) (partition.RemoteAuxState, error)
 }
 
 // Manager keeps one fetcher per leader broker, matching the partition

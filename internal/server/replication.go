@@ -30,6 +30,7 @@ func (n *Node) setupReplication() {
 		FetchBackoffMs:        cfg.ReplicaFetchBackoffMs,
 		SocketTimeoutMs:       int32(configInt(cfg, "replica.socket.timeout.ms")),
 		Logger:                n.logger.With("component", "replication"),
+		RemoteAuxState:        n.remoteAuxState,
 	}, n.partitions, n.controller.Image)
 	n.partitions.SetAlterPartition(n.alterPartition)
 }

@@ -34,6 +34,7 @@ import (
 
 // Node is a running Samsa node.
 type Node struct {
+	tier    tierState // tier.go
 	cfg     *config.Broker
 	logger  *slog.Logger
 	logs    *log.Manager
@@ -346,7 +347,7 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 		n.startTransactionTimers(ctx)
 		go n.runISRChecks(ctx)
 		n.startLogDirMover(ctx)
-		if err := n.startTier(ctx); err != nil {
+		if err := n.startTier(ctx, opts.FS); err != nil {
 			cancel()
 			n.network.Shutdown(context.Background())
 			n.stopMetadata()

@@ -5,13 +5,16 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/samsa-streaming/samsa/internal/blob"
+	"github.com/samsa-streaming/samsa/internal/log"
 	"github.com/samsa-streaming/samsa/internal/metadata"
 	"github.com/samsa-streaming/samsa/internal/metrics"
 	"github.com/samsa-streaming/samsa/internal/partition"
 	"github.com/samsa-streaming/samsa/internal/tier"
+	"github.com/samsa-streaming/samsa/internal/vfs"
 )
 
 // startTier starts the remote log manager when remote.log.storage.system.enable
@@ -21,9 +24,15 @@ import (
 // Every remote.log.manager.task.interval.ms the loop runs one task for each
 // partition this node leads of a topic with remote.storage.enable=true: it
 // copies closed segments below the LSO and expires remote segments by total
-// retention. Local segments are deleted by the topic's retention.* as on an
-// untiered topic, and reads are served from local segments.
-func (n *Node) startTier(ctx context.Context) error {
+// retention, then records the remote state for the remote reader and moves
+// the log start offset up to the remote start once remote segments expired.
+// Local segments are deleted by local.retention.* once copied (internal/log).
+// For partitions this node follows, the loop lists the remote state so
+// local retention of a follower deletes only copied segments too.
+//
+// Consumer fetches below the local log start are served by the remote
+// reader (tier.Reader) through api.Broker.Remote.
+func (n *Node) startTier(ctx context.Context, fsys vfs.FS) error {
 	cfg := n.broker.StaticConfig.Tier
 	if !cfg.RemoteLogStorageSystemEnable {
 		return nil
@@ -36,12 +45,28 @@ func (n *Node) startTier(ctx context.Context) error {
 		BackoffMs: cfg.TaskRetryBackoffMs, BackoffMaxMs: cfg.TaskRetryBackoffMaxMs})
 	store := tier.NewStore(tier.StoreConfig{Bucket: retrying, Prefix: cfg.BucketPrefix})
 	manager := tier.NewManager(tier.ManagerConfig{Store: store, BrokerID: n.broker.StaticConfig.NodeID,
-		CopierThreads: int(cfg.CopierThreadPoolSize), OrphanGraceMs: 10 * cfg.TaskIntervalMs})
+		CopierThreads: int(cfg.CopierThreadPoolSize), OrphanGraceMs: 10 * cfg.TaskIntervalMs, CopyMaxBytesPerSecond: cfg.CopyMaxBytesPerSecond})
+	cache, err := tier.NewCache(fsys, filepath.Join(n.broker.StaticConfig.LogDirs[0], remoteIndexCacheDir), cfg.IndexFileCacheTotalSizeBytes)
+	if err != nil {
+		bucket.Close()
+		return err
+	}
+	reader := tier.NewReader(tier.ReaderConfig{Store: store, Cache: cache, Threads: int(cfg.ReaderThreads),
+		MaxPendingTasks: int(cfg.ReaderMaxPendingTasks), FetchMaxBytesPerSecond: cfg.FetchMaxBytesPerSecond})
+	n.broker.Remote = reader
+	n.tier.reader.Store(reader)
 	tierMetrics := n.metrics.TierMetrics()
+	n.metrics.RegisterRemoteReader(func() metrics.RemoteReadStats {
+		r := reader.Stats()
+		size, entries, hits, misses := cache.Stats()
+		return metrics.RemoteReadStats{QueueSize: r.QueueSize, FetchedBytes: r.FetchedBytes, ServedBytes: r.ServedBytes,
+			Requests: r.Requests, Failures: r.Failures, CacheBytes: size, CacheEntries: entries, CacheHits: hits, CacheMisses: misses}
+	})
 	logger := n.logger.With("component", "tier")
 	logger.Info("tiered storage enabled", "bucket", blob.Redact(cfg.BucketURL))
 	go func() {
 		defer bucket.Close()
+		defer reader.Close()
 		ticker := time.NewTicker(time.Duration(cfg.TaskIntervalMs) * time.Millisecond)
 		defer ticker.Stop()
 		tiered := map[metadata.UUID]*tieredTopic{}
@@ -51,7 +76,8 @@ func (n *Node) startTier(ctx context.Context) error {
 				return
 			case <-ticker.C:
 			}
-			n.runTierTasks(ctx, manager, store, tierMetrics, tiered, logger)
+			n.applyDynamicTier(manager, cache, reader)
+			n.runTierTasks(ctx, manager, store, reader, tierMetrics, tiered, logger)
 		}
 	}()
 	return nil
@@ -59,16 +85,24 @@ func (n *Node) startTier(ctx context.Context) error {
 
 // runTierTasks runs one task per led tiered partition and deletes the
 // remote data of tiered topics that no longer exist.
-func (n *Node) runTierTasks(ctx context.Context, manager *tier.Manager, store *tier.Store, tierMetrics *metrics.Tier, tiered map[metadata.UUID]*tieredTopic, logger interface {
+func (n *Node) runTierTasks(ctx context.Context, manager *tier.Manager, store *tier.Store, reader *tier.Reader, tierMetrics *metrics.Tier, tiered map[metadata.UUID]*tieredTopic, logger interface {
 	Warn(string, ...any)
 }) {
 	img := n.broker.Image()
 	for _, p := range n.partitions.All() {
 		tc := p.Config()
-		if tc == nil || p.Closed() || p.LeaderID() != n.broker.StaticConfig.NodeID {
+		if tc == nil || p.Closed() {
+			continue
+		}
+		part := tier.Partition{TopicID: p.TopicID, Partition: p.Index}
+		if p.LeaderID() != n.broker.StaticConfig.NodeID {
+			if tc.RemoteStorageEnable && !tc.RemoteLogCopyDisable {
+				n.followTier(ctx, manager, reader, p, part, logger)
+			}
 			continue
 		}
 		if !tc.RemoteStorageEnable {
+			reader.ForgetView(part)
 			if topic := tiered[p.TopicID]; topic != nil && topic.partitions[p.Index] {
 				p.Log.ClearRemoteGuard()
 			}
@@ -97,6 +131,11 @@ func (n *Node) runTierTasks(ctx context.Context, manager *tier.Manager, store *t
 		taskCtx, cancel := context.WithTimeout(ctx, tierTaskTimeout)
 		result, err := manager.Run(taskCtx, task)
 		cancel()
+		if err == nil {
+			// The reader learns of new segments before local retention
+			// may delete their local copies.
+			reader.SetView(part, result.View)
+		}
 		switch {
 		case tc.RemoteLogCopyDisable:
 			// A topic that copies no more is deleted locally by
@@ -106,6 +145,9 @@ func (n *Node) runTierTasks(ctx context.Context, manager *tier.Manager, store *t
 			// What the bucket holds as far as the task got; a task that
 			// could not even list the bucket leaves the guard as it was.
 			p.Log.SetRemoteCopiedOffset(result.CopiedOffset)
+		}
+		if err == nil {
+			n.advanceLogStart(p, &result.View, logger)
 		}
 		if err != nil && ctx.Err() == nil {
 			logger.Warn("remote log manager task failed; retrying next interval", "partition", p.String(), "err", err)
@@ -123,6 +165,7 @@ func (n *Node) runTierTasks(ctx context.Context, manager *tier.Manager, store *t
 		}
 		for index := range topic.partitions {
 			tierMetrics.Forget(topic.name, index)
+			reader.ForgetView(tier.Partition{TopicID: id, Partition: index})
 		}
 		delete(tiered, id)
 	}
@@ -212,4 +255,69 @@ func (a partitionLog) ProducerSnapshotPath(offset int64) string {
 		return ""
 	}
 	return filepath.Join(a.p.Log.Dir(), fmt.Sprintf("%020d.snapshot", offset))
+}
+
+// remoteIndexCacheDir is the cache of remote indexes and chunks under the
+// first log directory, Kafka's remote-log-index-cache.
+const remoteIndexCacheDir = "remote-log-index-cache"
+
+// advanceLogStart moves a tiered partition's log start offset up to where
+// its data begins once total retention expired remote segments: the remote
+// start, or the local start when the remote tier is empty.
+func (n *Node) advanceLogStart(p *partition.Partition, view *tier.RemoteView, logger interface{ Warn(string, ...any) }) {
+	start := p.Log.LocalLogStartOffset()
+	if remoteStart := view.StartOffset(); remoteStart >= 0 && remoteStart < start {
+		start = remoteStart
+	}
+	if err := p.Log.AdvanceLogStartOffset(start); err != nil {
+		logger.Warn("advancing the log start offset to the remote start failed", "partition", p.String(), "err", err)
+	}
+}
+
+// followTier reads the remote state of a tiered partition this node
+// follows, Kafka's follower task: the highest copied offset guards local
+// retention, and the view serves reads if this node becomes leader.
+func (n *Node) followTier(ctx context.Context, manager *tier.Manager, reader *tier.Reader, p *partition.Partition, part tier.Partition, logger interface{ Warn(string, ...any) }) {
+	view, err := manager.View(ctx, part, partitionLog{p}.LeaderEpochs())
+	if err != nil {
+		if ctx.Err() == nil {
+			logger.Warn("reading the remote state of a followed partition failed; retrying next interval", "partition", p.String(), "err", err)
+		}
+		return
+	}
+	reader.SetView(part, view)
+	p.Log.SetRemoteCopiedOffset(view.EndOffset())
+}
+
+// applyDynamicTier applies the dynamic tiered-storage broker configs.
+func (n *Node) applyDynamicTier(manager *tier.Manager, cache *tier.Cache, reader *tier.Reader) {
+	cfg := n.broker.Config().Tier
+	manager.SetCopyMaxBytesPerSecond(cfg.CopyMaxBytesPerSecond)
+	cache.SetMaxBytes(cfg.IndexFileCacheTotalSizeBytes)
+	reader.SetFetchMaxBytesPerSecond(cfg.FetchMaxBytesPerSecond)
+}
+
+// tierState is what other layers of the node reach of tiered storage once
+// it started: nil until then, and always when it is off.
+type tierState struct {
+	reader atomic.Pointer[tier.Reader]
+}
+
+// remoteAuxState reads from the bucket what a follower needs to start its
+// log at the leader's local log start (replication's
+// OFFSET_MOVED_TO_TIERED_STORAGE handling).
+func (n *Node) remoteAuxState(ctx context.Context, p *partition.Partition, localLogStartOffset, logStartOffset int64) (partition.RemoteAuxState, error) {
+	reader := n.tier.reader.Load()
+	if reader == nil {
+		return partition.RemoteAuxState{}, fmt.Errorf("tiered storage is not running on this node")
+	}
+	aux, err := reader.AuxStateBefore(ctx, tier.Partition{TopicID: p.TopicID, Partition: p.Index}, localLogStartOffset)
+	if err != nil {
+		return partition.RemoteAuxState{}, err
+	}
+	state := partition.RemoteAuxState{LocalLogStartOffset: localLogStartOffset, LogStartOffset: logStartOffset, ProducerSnapshot: aux.ProducerSnapshot}
+	for _, e := range aux.LeaderEpochs {
+		state.LeaderEpochs = append(state.LeaderEpochs, log.EpochEntry{Epoch: e.Epoch, StartOffset: e.StartOffset})
+	}
+	return state, nil
 }

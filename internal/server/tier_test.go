@@ -409,8 +409,8 @@ func TestTieredRetentionWaitsForTheStore(t *testing.T) {
 	// Several retention checks run while the store is down; none deletes.
 	deadline := time.Now().Add(time.Second)
 	for time.Now().Before(deadline) {
-		if p.Log.LogStartOffset() != 0 {
-			t.Fatalf("retention deleted uncopied data: log start %d", p.Log.LogStartOffset())
+		if p.Log.LogStartOffset() != 0 || p.Log.LocalLogStartOffset() != 0 {
+			t.Fatalf("retention deleted uncopied data: log start %d, local start %d", p.Log.LogStartOffset(), p.Log.LocalLogStartOffset())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -6,6 +6,21 @@
 // deletes remote segments, while local retention (local.retention.*) may
 // only delete local segments already copied.
 //
+// # Reads
+//
+// A tiered log keeps its log start offset when local retention deletes
+// copied segments (internal/log), so reads between the log start and the
+// first local segment come here: Reader serves them on a bounded pool
+// (remote.log.reader.threads, remote.log.reader.max.pending.tasks) from the
+// partition's RemoteView, looking positions up in the remote offset index
+// and reading whole batches with ranged reads of fixed-size chunks, through
+// a disk Cache of indexes and chunks bounded by
+// remote.log.index.file.cache.total.size.bytes. The same pool answers
+// ListOffsets by timestamp from the remote time indexes, and a follower's
+// aux state (AuxStateBefore) comes from the leader-epoch checkpoint and
+// producer snapshot of the segment before the leader's local start. The
+// index formats are drawn in index.go.
+//
 // # Where remote segment metadata lives
 //
 // Kafka records the states of each remote segment (COPY_SEGMENT_STARTED,

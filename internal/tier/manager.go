@@ -54,6 +54,8 @@ type TaskResult struct {
 	// CopiedOffset is the highest offset copied (-1 for none): local
 	// retention may delete local segments ending at or below it.
 	CopiedOffset int64
+	// CopyThrottled is set when the copy quota stopped the task's copies.
+	CopyThrottled bool
 }
 
 // ManagerConfig configures a Manager.
@@ -67,15 +69,24 @@ type ManagerConfig struct {
 	// collected: longer than any upload takes. Samsa default: ten
 	// remote.log.manager.task.interval.ms.
 	OrphanGraceMs int64
+	// CopyMaxBytesPerSecond is remote.log.manager.copy.max.bytes.per.second
+	// (Long.MAX_VALUE, KIP-956): while the rate of bytes copied
+	// (RateQuota) is at it, a task copies nothing more and the next task
+	// goes on.
+	CopyMaxBytesPerSecond int64
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
 }
 
 // Manager runs remote log manager tasks.
 type Manager struct {
-	cfg     ManagerConfig
-	copiers chan struct{}
+	cfg       ManagerConfig
+	copiers   chan struct{}
+	copyQuota *RateQuota
 }
+
+// SetCopyMaxBytesPerSecond changes the copy quota (a dynamic update).
+func (m *Manager) SetCopyMaxBytesPerSecond(limit int64) { m.copyQuota.SetLimit(limit) }
 
 // NewManager returns a Manager.
 func NewManager(cfg ManagerConfig) *Manager {
@@ -85,7 +96,7 @@ func NewManager(cfg ManagerConfig) *Manager {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Manager{cfg: cfg, copiers: make(chan struct{}, cfg.CopierThreads)}
+	return &Manager{cfg: cfg, copiers: make(chan struct{}, cfg.CopierThreads), copyQuota: NewRateQuota(cfg.CopyMaxBytesPerSecond)}
 }
 
 // ErrNotLeaderEpoch is returned when the log's leader epoch moved past the
@@ -150,6 +161,10 @@ func (m *Manager) copy(ctx context.Context, task Task, result *TaskResult) error
 		if n := len(epochs); n > 0 && epochs[n-1].Epoch > task.LeaderEpoch {
 			return ErrNotLeaderEpoch
 		}
+		if m.copyQuota.Exceeded(m.cfg.Now()) {
+			result.CopyThrottled = true
+			return nil
+		}
 		var seg LocalSegment
 		for _, s := range local {
 			if s.BaseOffset == info.BaseOffset {
@@ -170,6 +185,7 @@ func (m *Manager) copy(ctx context.Context, task Task, result *TaskResult) error
 		if err != nil {
 			return fmt.Errorf("tier: copy segment %d: %w", seg.BaseOffset, err)
 		}
+		m.copyQuota.Record(m.cfg.Now(), copied.SegmentSizeBytes)
 		result.Copied = append(result.Copied, copied)
 		result.View.Segments = append(result.View.Segments, copied)
 		result.CopiedOffset = copied.EndOffset
@@ -209,4 +225,14 @@ func (m *Manager) expire(ctx context.Context, task Task, result *TaskResult) err
 	}
 	result.View.Segments = result.View.Segments[len(expired):]
 	return nil
+}
+
+// View returns a partition's readable remote state as the given leader
+// epochs see it, without copying or expiring anything (a follower's task).
+func (m *Manager) View(ctx context.Context, p Partition, epochs []EpochEntry) (RemoteView, error) {
+	uploads, err := m.cfg.Store.ListUploads(ctx, p)
+	if err != nil {
+		return RemoteView{}, err
+	}
+	return BuildView(uploads, epochs), nil
 }

@@ -197,3 +197,52 @@ func TestLocalRetentionWaitsForCopies(t *testing.T) {
 		t.Fatalf("unguarded: deleted %d, %v", n, err)
 	}
 }
+
+// TestManagerCopyQuota: with remote.log.manager.copy.max.bytes.per.second
+// below one segment per second, a task copies one segment and stops; the
+// next ones in the same window copy nothing; once the window's rate is
+// under the limit copying goes on, and every segment is copied in the end.
+func TestManagerCopyQuota(t *testing.T) {
+	ctx := context.Background()
+	bucket := testBuckets(t)["mem"]
+	l := newTestLog(t)
+	nowMs := int64(10_000_000)
+	for range 4 {
+		appendSegment(t, l, 20, nowMs, true)
+	}
+	appendSegment(t, l, 1, nowMs, false)
+	segmentBytes := l.ClosedSegments()[0].SizeBytes
+	manager := NewManager(ManagerConfig{Store: NewStore(StoreConfig{Bucket: bucket}), BrokerID: 1, OrphanGraceMs: 60_000,
+		CopyMaxBytesPerSecond: segmentBytes / 40, Now: func() time.Time { return time.UnixMilli(nowMs) }})
+	task := Task{Partition: testPartition, Log: logAdapter{l}, Settings: TopicSettings{RetentionMs: -1, RetentionBytes: -1}}
+	result, err := manager.Run(ctx, task)
+	if err != nil || len(result.Copied) != 1 || !result.CopyThrottled {
+		t.Fatalf("first task: copied %d, throttled %v, %v", len(result.Copied), result.CopyThrottled, err)
+	}
+	nowMs += 1000
+	if result, err = manager.Run(ctx, task); err != nil || len(result.Copied) != 0 || !result.CopyThrottled {
+		t.Fatalf("a task one second later: copied %d, throttled %v, %v", len(result.Copied), result.CopyThrottled, err)
+	}
+	copied := 1
+	for range 100 {
+		nowMs += 5000
+		result, err := manager.Run(ctx, task)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(result.Copied) > 1 {
+			t.Fatalf("a task under the quota copied %d segments", len(result.Copied))
+		}
+		copied += len(result.Copied)
+		if !result.CopyThrottled && result.CopiedOffset == l.ClosedSegments()[3].EndOffset {
+			break
+		}
+	}
+	if copied != 4 {
+		t.Fatalf("%d segments copied in the end, want 4", copied)
+	}
+	manager.SetCopyMaxBytesPerSecond(0) // unbounded
+	if result, err = manager.Run(ctx, task); err != nil || result.CopyThrottled {
+		t.Fatalf("unbounded: throttled %v, %v", result.CopyThrottled, err)
+	}
+}
