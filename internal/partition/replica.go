@@ -414,6 +414,24 @@ func (p *Partition) countISRChange(kind isrChangeKind, err error) {
 	}
 }
 
+// FollowLeaderLogStart moves a follower's log start offset up to the
+// leader's, as a fetch response reports it (Kafka's
+// maybeIncrementLogStartOffset with LeaderOffsetIncremented): records the
+// leader deleted (DeleteRecords, retention) go here too, so a new leader
+// starts where the old one did. The offset is bounded by this replica's
+// high watermark, and never moves the start down.
+func (p *Partition) FollowLeaderLogStart(leaderLogStartOffset int64) error {
+	offset := min(leaderLogStartOffset, p.Log.HighWatermark())
+	if offset <= p.Log.LogStartOffset() {
+		return nil
+	}
+	if err := p.Log.DeleteRecordsBefore(offset); err != nil {
+		return err
+	}
+	p.watchers.notify()
+	return nil
+}
+
 // AppendAsFollower appends batches fetched from the leader, byte for byte,
 // skipping any already in the log, and replays them into the producer
 // state; the high watermark becomes min(leaderHighWatermark, log end).

@@ -321,6 +321,10 @@ func (f *fetcher) handlePartition(cl *kgo.Client, tp log.TopicPartition, st *fet
 		if err := st.p.AppendAsFollower(rp.RecordBatches, rp.HighWatermark); err != nil {
 			f.m.cfg.Logger.Warn("follower append", "partition", tp, "err", err)
 			f.delay(st)
+			return
+		}
+		if err := st.p.FollowLeaderLogStart(rp.LogStartOffset); err != nil {
+			f.m.cfg.Logger.Warn("follower log start", "partition", tp, "leader.log.start", rp.LogStartOffset, "err", err)
 		}
 	case kerr.OffsetOutOfRange.Code:
 		leo := st.p.Log.LogEndOffset()
