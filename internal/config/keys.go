@@ -73,6 +73,7 @@ var brokerKeys = slices.Concat(
 	telemetryBrokerKeys,
 	registryBrokerKeys,
 	consoleBrokerKeys,
+	tokenBrokerKeys,
 )
 
 // coreBrokerKeys is Kafka's KafkaConfig subset a single Samsa node uses, plus

@@ -352,6 +352,7 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 	go n.runLiveness(ctx)
 	go n.runTelemetryExpiry(ctx)
 	go n.runLeaderRebalance(ctx)
+	go n.runTokenExpiry(ctx)
 	n.network.OpenForClients()
 	if err := n.startRegistry(logging.component("registry")); err != nil {
 		n.Shutdown(context.Background())
