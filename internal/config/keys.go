@@ -74,6 +74,7 @@ var brokerKeys = slices.Concat(
 	registryBrokerKeys,
 	consoleBrokerKeys,
 	tokenBrokerKeys,
+	metricsAuthBrokerKeys,
 )
 
 // coreBrokerKeys is Kafka's KafkaConfig subset a single Samsa node uses, plus
