@@ -175,12 +175,13 @@ func decodePrincipal(encoded []byte) (principal string, tokenAuthenticated bool,
 	return data.Type + ":" + data.Name, data.TokenAuthenticated, nil
 }
 
-// envelopeFor wraps a client's request in an Envelope with the client's
-// principal and address, at the version the client used.
-func envelopeFor(c *call, req kmsg.Request) *kmsg.EnvelopeRequest {
-	req.SetVersion(c.version)
+// envelopeFor wraps a request made for a client in an Envelope with the
+// client's principal and address, at version (the client's own, for a
+// request the client sent).
+func envelopeFor(c *call, req kmsg.Request, version int16) *kmsg.EnvelopeRequest {
+	req.SetVersion(version)
 	data := binary.BigEndian.AppendUint16(nil, uint16(req.Key()))
-	data = binary.BigEndian.AppendUint16(data, uint16(c.version))
+	data = binary.BigEndian.AppendUint16(data, uint16(version))
 	data = binary.BigEndian.AppendUint32(data, uint32(c.req.CorrelationID))
 	if id := c.req.ClientID; id == nil {
 		data = binary.BigEndian.AppendUint16(data, 0xffff)
@@ -208,12 +209,12 @@ func envelopeFor(c *call, req kmsg.Request) *kmsg.EnvelopeRequest {
 // errEnvelope is an Envelope the controller answered with an error.
 var errEnvelope = errors.New("api: envelope refused by the controller")
 
-// forwardEnvelope sends a client's request to the active controller in an
-// Envelope and returns the inner response. NOT_CONTROLLER (leadership moved
-// under the request) is retried until ctx ends; another envelope error is
-// errEnvelope.
-func (b *Broker) forwardEnvelope(ctx context.Context, c *call, req kmsg.Request) (kmsg.Response, error) {
-	envelope := envelopeFor(c, req)
+// forwardEnvelope sends a request made for a client to the active
+// controller in an Envelope, at version, and returns the inner response.
+// NOT_CONTROLLER (leadership moved under the request) is retried until ctx
+// ends; another envelope error is errEnvelope.
+func (b *Broker) forwardEnvelope(ctx context.Context, c *call, req kmsg.Request, version int16) (kmsg.Response, error) {
+	envelope := envelopeFor(c, req, version)
 	for {
 		resp, err := b.ForwardToController(ctx, envelope)
 		if err != nil {

@@ -36,7 +36,7 @@ func TestEnvelopeRoundTrip(t *testing.T) {
 	rt := kmsg.NewCreateTopicsRequestTopic()
 	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = "t", 3, 1
 	req.Topics = append(req.Topics, rt)
-	envelope := envelopeFor(c, req)
+	envelope := envelopeFor(c, req, 7)
 	if net.IP(envelope.ClientHostAddress).String() != "10.1.2.3" || len(envelope.ClientHostAddress) != 4 {
 		t.Fatalf("client address % x", envelope.ClientHostAddress)
 	}

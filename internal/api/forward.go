@@ -80,7 +80,7 @@ func (b *Broker) forwardThen(c *call, req kmsg.Request, answer func(kmsg.Respons
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), wait)
 		defer cancel()
-		resp, err := b.forwardEnvelope(ctx, c, req)
+		resp, err := b.forwardEnvelope(ctx, c, req, c.version)
 		if err != nil {
 			if timed && ctx.Err() != nil {
 				c.reply(timedOutResponse(req, c.version))
@@ -123,10 +123,17 @@ func (b *Broker) awaitController(ctx context.Context) bool {
 	return true
 }
 
+// autoCreateTopicsVersion is the CreateTopics version of auto-creations
+// forwarded in an Envelope: the newest 19_create_topics.go serves.
+const autoCreateTopicsVersion = 7
+
 // createTopics creates topics on the active controller, here or by
 // forwarding a CreateTopics request. This node's image may lag behind the
-// creation by a moment.
-func (b *Broker) createTopics(topics []controller.CreateTopic) []controller.TopicResult {
+// creation by a moment. A creation a client's request asked for (c, a
+// Metadata request's auto-creation) is forwarded in an Envelope as that
+// client, as Kafka's AutoTopicCreationManager does; internal topics (c nil)
+// are created as this broker.
+func (b *Broker) createTopics(c *call, topics []controller.CreateTopic) []controller.TopicResult {
 	if b.isActiveController() || b.ForwardToController == nil {
 		ctx, cancel := requestContext(forwardTimeoutMs)
 		defer cancel()
@@ -147,7 +154,13 @@ func (b *Broker) createTopics(topics []controller.CreateTopic) []controller.Topi
 	results := make([]controller.TopicResult, len(topics))
 	ctx, cancel := context.WithTimeout(context.Background(), forwardTimeoutMs*time.Millisecond)
 	defer cancel()
-	resp, err := b.ForwardToController(ctx, req)
+	var resp kmsg.Response
+	var err error
+	if c != nil {
+		resp, err = b.forwardEnvelope(ctx, c, req, autoCreateTopicsVersion)
+	} else {
+		resp, err = b.ForwardToController(ctx, req)
+	}
 	for i, t := range topics {
 		results[i] = controller.TopicResult{Name: t.Name, ErrorCode: kerr.NotController.Code}
 		if err != nil {

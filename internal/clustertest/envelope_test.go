@@ -71,8 +71,9 @@ func envelopeCluster(t *testing.T) (c *Cluster, as func(user string) kgo.Opt) {
 }
 
 // TestForwardedRequestsAuthorizedAsTheClient: a broker-only node forwards
-// CreateTopics, IncrementalAlterConfigs and CreateAcls to the controller in
-// an Envelope (KIP-590), and the controller decides them as the client's
+// CreateTopics, IncrementalAlterConfigs, CreateAcls and a Metadata
+// request's auto-creation to the controller in an Envelope (KIP-590), and
+// the controller decides them as the client's
 // principal: alice, who holds the ACLs, succeeds although the forwarding
 // broker's own principal holds none of them; bob is refused with Kafka's
 // errors. An Envelope from a principal without CLUSTER_ACTION is refused,
@@ -95,6 +96,7 @@ func TestForwardedRequestsAuthorizedAsTheClient(t *testing.T) {
 		acl("User:alice", kadm.OpAlter).Clusters(),
 		// A topic ACL for every topic, so none stays open to bob.
 		acl("User:alice", kadm.OpAlterConfigs).Topics("*"),
+		acl("User:alice", kadm.OpWrite).Topics("*"),
 	} {
 		results, err := admin.CreateACLs(ctx, b)
 		if err != nil {
@@ -141,6 +143,13 @@ func TestForwardedRequestsAuthorizedAsTheClient(t *testing.T) {
 	results, err = bob.CreateACLs(ctx, acl("User:bob", kadm.OpRead).Topics("alice-topic"))
 	if err != nil || len(results) != 1 || !errors.Is(results[0].Err, kerr.ClusterAuthorizationFailed) {
 		t.Fatalf("bob's CreateAcls: %v / %+v, want CLUSTER_AUTHORIZATION_FAILED", err, results)
+	}
+
+	// A Metadata request's auto-creation is forwarded as the client too:
+	// alice may create topics, the broker's principal may not.
+	producer := newClient(t, []string{broker}, as("alice"), kgo.AllowAutoTopicCreation(), kgo.RecordRetries(20))
+	if err := producer.ProduceSync(ctx, &kgo.Record{Topic: "alice-auto", Value: []byte("x")}).FirstErr(); err != nil {
+		t.Fatalf("alice's produce to an auto-created topic: %v", err)
 	}
 
 	// Envelopes sent straight to the controller listener.
