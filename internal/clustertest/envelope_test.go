@@ -199,6 +199,44 @@ func TestForwardedRequestsAuthorizedAsTheClient(t *testing.T) {
 	if code, err := innerCode(resp); err != nil || code != 0 {
 		t.Fatalf("alice's enveloped CreateTopics: code %d, %v", code, err)
 	}
+	// Bad envelopes get Kafka's errors and the controller carries on.
+	raw := func(mutate func(*kmsg.EnvelopeRequest)) int16 {
+		t.Helper()
+		auth := plain.Auth{User: "broker", Pass: saslClusterPassword}.AsMechanism()
+		cl := newClient(t, []string{c.Controllers[0].Addr()}, kgo.SASL(auth), kgo.RequestRetries(0))
+		req := kmsg.NewPtrEnvelopeRequest()
+		inner := kmsg.NewPtrCreateTopicsRequest()
+		inner.Version = 7
+		req.RequestData = inner.AppendTo([]byte{0, 19, 0, 7, 0, 0, 0, 1, 0xff, 0xff, 0})
+		principal := kmsg.NewDefaultPrincipalData()
+		principal.Type, principal.Name = "User", "alice"
+		req.RequestPrincipal = principal.AppendTo(nil)
+		req.ClientHostAddress = net.IPv4(127, 0, 0, 1).To4()
+		mutate(req)
+		resp, err := req.RequestWith(ctx, cl.SeedBrokers()[0])
+		if err != nil {
+			t.Fatalf("bad envelope: %v", err)
+		}
+		return resp.ErrorCode
+	}
+	for name, tc := range map[string]struct {
+		mutate func(*kmsg.EnvelopeRequest)
+		want   *kerr.Error
+	}{
+		"garbage principal": {func(r *kmsg.EnvelopeRequest) { r.RequestPrincipal = []byte{9, 9, 9} }, kerr.PrincipalDeserializationFailure},
+		"3-byte address":    {func(r *kmsg.EnvelopeRequest) { r.ClientHostAddress = []byte{1, 2, 3} }, kerr.InvalidRequest},
+		"garbage request":   {func(r *kmsg.EnvelopeRequest) { r.RequestData = []byte{0, 19, 0, 7, 0, 0, 0, 1, 0xff, 0xff, 0, 200} }, kerr.InvalidRequest},
+		"not forwardable":   {func(r *kmsg.EnvelopeRequest) { r.RequestData = []byte{0, 18, 0, 3, 0, 0, 0, 1, 0xff, 0xff, 0, 1, 1, 0} }, kerr.InvalidRequest},
+		"truncated header":  {func(r *kmsg.EnvelopeRequest) { r.RequestData = []byte{0, 19} }, kerr.InvalidRequest},
+	} {
+		if got := raw(tc.mutate); got != tc.want.Code {
+			t.Errorf("%s: envelope error %d, want %s", name, got, tc.want.Message)
+		}
+	}
+	if _, err := alice.ListTopics(ctx); err != nil {
+		t.Fatalf("the cluster after bad envelopes: %v", err)
+	}
+
 	for _, n := range append(c.Controllers, c.Nodes...) {
 		if strings.Contains(n.Log(), saslClusterPassword) {
 			t.Fatalf("node %s logged the password", n.Addr())
