@@ -47,6 +47,8 @@ func handleCreateDelegationToken(b *Broker, c *call, r kmsg.Request) {
 	resp := kmsg.NewPtrCreateDelegationTokenResponse()
 	resp.PrincipalType, resp.PrincipalName = splitPrincipal(owner)
 	resp.TokenRequesterPrincipalType, resp.TokenRequesterPrincipalName = splitPrincipal(requester)
+	// An error answers -1 timestamps, as Kafka's prepareResponse.
+	resp.IssueTimestamp, resp.ExpiryTimestamp, resp.MaxTimestamp = -1, -1, -1
 	fail := func(err *kerr.Error) {
 		resp.ErrorCode = err.Code
 		c.reply(resp)

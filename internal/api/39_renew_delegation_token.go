@@ -44,6 +44,9 @@ func handleRenewDelegationToken(b *Broker, c *call, r kmsg.Request) {
 		}
 	}
 	resp.ErrorCode = code
+	if code != 0 {
+		resp.ExpiryTimestamp = -1 // as Kafka answers an error
+	}
 	c.reply(resp)
 }
 
