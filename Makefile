@@ -1,7 +1,7 @@
 # Project tasks. Document each target with a "## " comment after its name;
 # `make help` lists them.
 
-.PHONY: help check vet test compat ecosystem bench-smoke soak kafka-jars diffcheck diffcheck-short
+.PHONY: help check vet test compat ecosystem bench-smoke soak kafka-jars diffcheck diffcheck-short franz-go-security franz-go-security-full
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -39,6 +39,12 @@ diffcheck: kafka-jars ## every API at every version against Apache Kafka 4.4; re
 
 diffcheck-short: kafka-jars ## the API differential at each API's oldest and newest common version only, writing nothing (CI)
 	SAMSA_DIFFCHECK=short go test -count=1 -run 'TestDifferential$$' ./internal/diffcheck/
+
+franz-go-security: ## franz-go's own SCRAM and OAUTHBEARER tests and a group ETL over TLS against a fresh samsa node (CI, about 2 minutes)
+	bash compat/franzgo/run.sh
+
+franz-go-security-full: ## franz-go's whole kgo suite over TLS, with its SCRAM and OAUTHBEARER tests, against samsa (tens of minutes)
+	bash compat/franzgo/run.sh full
 
 soak: ## the long fault runs: replication under hundreds of kills, pauses and restarts (about 10 minutes)
 	SAMSA_SOAK=1 go test -count=1 -timeout 30m -run 'TestReplicationUnderFaults' -v ./internal/clustertest/

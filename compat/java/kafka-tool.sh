@@ -40,6 +40,7 @@ kafka-e2e-latency) class=org.apache.kafka.tools.EndToEndLatency ;;
 kafka-verifiable-producer) class=org.apache.kafka.tools.VerifiableProducer ;;
 kafka-verifiable-consumer) class=org.apache.kafka.tools.VerifiableConsumer ;;
 kafka-dump-log) class=org.apache.kafka.tools.DumpLogSegments ;;
+kafka-delegation-tokens) class=org.apache.kafka.tools.DelegationTokenCommand ;;
 *.*) class=$tool ;;
 *)
 	echo "kafka-tool.sh: unknown tool $tool" >&2

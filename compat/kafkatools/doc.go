@@ -4,6 +4,7 @@
 // kafka-delete-records, kafka-leader-election, kafka-reassign-partitions,
 // kafka-log-dirs, kafka-metadata-quorum, kafka-transactions, kafka-features,
 // kafka-client-metrics,
+// kafka-delegation-tokens (with the Java client authenticating by token),
 // the perf tests, kafka-e2e-latency, the verifiable producer and consumer,
 // and kafka-dump-log) against real samsa nodes, and check what each prints.
 //

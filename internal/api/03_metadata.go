@@ -109,7 +109,7 @@ func handleMetadata(b *Broker, c *call, r kmsg.Request) {
 		resp.Topics = append(resp.Topics, mt)
 	}
 	if len(toCreate) > 0 {
-		results := b.createTopics(toCreate)
+		results := b.createTopics(c, toCreate)
 		img = b.Image()
 		for i, res := range results {
 			at := createIndex[i]

@@ -149,7 +149,7 @@ func (b *Broker) internalTopic(name string, partitions int32, factor int16, minI
 	if minISR > 0 {
 		configs["min.insync.replicas"] = strptr(strconv.Itoa(int(min(minISR, int32(factor)))))
 	}
-	res := b.createTopics([]controller.CreateTopic{{Name: name, NumPartitions: partitions, ReplicationFactor: factor, Configs: configs}})
+	res := b.createTopics(nil, []controller.CreateTopic{{Name: name, NumPartitions: partitions, ReplicationFactor: factor, Configs: configs}})
 	if res[0].ErrorCode != 0 && res[0].ErrorCode != kerr.TopicAlreadyExists.Code {
 		b.Logger.Error("create internal topic", "topic", name, "error", res[0].ErrorMessage)
 		return nil, kerr.CoordinatorNotAvailable.Code

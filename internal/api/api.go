@@ -211,6 +211,9 @@ type call struct {
 	// the items the authorizer denied before the rest was decided here or
 	// forwarded to the controller.
 	amend func(kmsg.Response)
+	// enveloped marks a request a broker forwarded in an Envelope: it is
+	// decided here and never forwarded again.
+	enveloped bool
 }
 
 // reply encodes resp at the request's version and sends it.

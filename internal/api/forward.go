@@ -47,7 +47,7 @@ func (b *Broker) isActiveController() bool { return b.activeControllerID() == b.
 // reports whether it did; the answer is sent later. A controller that cannot
 // be reached closes the connection, so the client retries elsewhere.
 func (b *Broker) forwarded(c *call, req kmsg.Request) bool {
-	if b.isActiveController() || b.ForwardToController == nil {
+	if b.isActiveController() || b.ForwardToController == nil || c.enveloped {
 		return false
 	}
 	b.forward(c, req)
@@ -62,7 +62,9 @@ func (b *Broker) forward(c *call, req kmsg.Request) { b.forwardThen(c, req, c.re
 
 // forwardThen is forward with the controller's answer handed to answer,
 // which replies; a request that carries part of the client's (the rest
-// decided here) merges the two.
+// decided here) merges the two. The request travels in an Envelope with
+// the client's principal and address (58_envelope.go), so the controller
+// authorizes it as the client.
 func (b *Broker) forwardThen(c *call, req kmsg.Request, answer func(kmsg.Response)) {
 	go func() {
 		wait := forwardTimeoutMs * time.Millisecond
@@ -78,11 +80,18 @@ func (b *Broker) forwardThen(c *call, req kmsg.Request, answer func(kmsg.Respons
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), wait)
 		defer cancel()
-		resp, err := b.ForwardToController(ctx, req)
+		resp, err := b.forwardEnvelope(ctx, c, req, c.version)
 		if err != nil {
 			if timed && ctx.Err() != nil {
 				c.reply(timedOutResponse(req, c.version))
 				return
+			}
+			if errors.Is(err, errEnvelope) {
+				b.Logger.Warn("the active controller refused a forwarded request", "api", kmsg.NameForKey(req.Key()), "err", err)
+				if failed := errorResponse(req, c.version, kerr.UnknownServerError.Code, kerr.UnknownServerError.Message); failed != nil {
+					c.reply(failed)
+					return
+				}
 			}
 			b.Logger.Warn("forwarding to the active controller failed", "api", kmsg.NameForKey(req.Key()), "err", err)
 			c.req.Respond(network.Response{None: true, Close: true})
@@ -114,10 +123,17 @@ func (b *Broker) awaitController(ctx context.Context) bool {
 	return true
 }
 
+// autoCreateTopicsVersion is the CreateTopics version of auto-creations
+// forwarded in an Envelope: the newest 19_create_topics.go serves.
+const autoCreateTopicsVersion = 7
+
 // createTopics creates topics on the active controller, here or by
 // forwarding a CreateTopics request. This node's image may lag behind the
-// creation by a moment.
-func (b *Broker) createTopics(topics []controller.CreateTopic) []controller.TopicResult {
+// creation by a moment. A creation a client's request asked for (c, a
+// Metadata request's auto-creation) is forwarded in an Envelope as that
+// client, as Kafka's AutoTopicCreationManager does; internal topics (c nil)
+// are created as this broker.
+func (b *Broker) createTopics(c *call, topics []controller.CreateTopic) []controller.TopicResult {
 	if b.isActiveController() || b.ForwardToController == nil {
 		ctx, cancel := requestContext(forwardTimeoutMs)
 		defer cancel()
@@ -138,7 +154,13 @@ func (b *Broker) createTopics(topics []controller.CreateTopic) []controller.Topi
 	results := make([]controller.TopicResult, len(topics))
 	ctx, cancel := context.WithTimeout(context.Background(), forwardTimeoutMs*time.Millisecond)
 	defer cancel()
-	resp, err := b.ForwardToController(ctx, req)
+	var resp kmsg.Response
+	var err error
+	if c != nil {
+		resp, err = b.forwardEnvelope(ctx, c, req, autoCreateTopicsVersion)
+	} else {
+		resp, err = b.ForwardToController(ctx, req)
+	}
 	for i, t := range topics {
 		results[i] = controller.TopicResult{Name: t.Name, ErrorCode: kerr.NotController.Code}
 		if err != nil {

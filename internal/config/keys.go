@@ -76,6 +76,8 @@ var brokerKeys = slices.Concat(
 	streamsBrokerKeys,
 	httpProxyBrokerKeys,
 	schemaValidationBrokerKeys,
+	tokenBrokerKeys,
+	metricsAuthBrokerKeys,
 )
 
 // coreBrokerKeys is Kafka's KafkaConfig subset a single Samsa node uses, plus

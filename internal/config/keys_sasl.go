@@ -1,6 +1,6 @@
 package config
 
-// saslBrokerKeys are the broker keys of SASL: sasl.* keys, connection re-authentication and delegation tokens.
+// saslBrokerKeys are the broker keys of SASL: sasl.* keys, connection re-authentication (delegation tokens: keys_tokens.go).
 //
 // Each sasl.* key may also be set for one listener as
 // listener.name.<listener>.<key>; the JAAS configuration is set per listener

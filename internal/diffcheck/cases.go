@@ -696,7 +696,7 @@ func Cases() []Case {
 			req.ResponsePartitionLimit = 100
 			return req
 		}},
-	}, clientMetricsCases()...)
+	}, append(clientMetricsCases(), tokenCases()...)...)
 }
 
 func oneTopicFor(prefix string) func(int16) []kmsg.Request {

@@ -31,6 +31,9 @@ type Image struct {
 	// scram holds the SCRAM credentials (scram.go); shared between images
 	// until a SCRAM record changes them.
 	scram map[ScramKey]ScramCredential
+	// tokens holds the delegation tokens by id (tokens.go); shared between
+	// images until a token record changes them.
+	tokens map[string]DelegationToken
 }
 
 // Topic is a topic and its partitions; Partitions[i].Partition == i.
@@ -199,7 +202,8 @@ func (img *Image) Records() []Record {
 	}
 	recs = append(recs, img.featureRecords()...)
 	recs = append(recs, img.aclRecords()...)
-	return append(recs, img.scramRecords()...)
+	recs = append(recs, img.scramRecords()...)
+	return append(recs, img.tokenRecords()...)
 }
 
 func (img *Image) clone() *Image {
@@ -214,6 +218,7 @@ func (img *Image) clone() *Image {
 		features:       maps.Clone(img.features),
 		acls:           img.acls,
 		scram:          img.scram,
+		tokens:         img.tokens,
 	}
 }
 
@@ -295,7 +300,7 @@ func (img *Image) apply(r Record) {
 	case *AccessControlEntryRecord, *RemoveAccessControlEntryRecord:
 		img.applyACL(r)
 	default:
-		img.applyScram(r)
+		_ = img.applyScram(r) || img.applyToken(r)
 	}
 }
 

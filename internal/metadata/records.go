@@ -278,6 +278,9 @@ func Decode(b []byte) (Record, error) {
 		r = new(RemoveAccessControlEntryRecord)
 	default:
 		if r = decodeScramRecord(RecordType(typ)); r == nil {
+			r = decodeTokenRecord(RecordType(typ))
+		}
+		if r == nil {
 			return nil, fmt.Errorf("%w: unknown type %d", ErrCorrupt, typ)
 		}
 	}

@@ -156,30 +156,72 @@ func (m *Metrics) PreferredReadReplicas(n int) {
 	}
 }
 
+// metricsMaxHeaderBytes bounds a request's headers on the metrics
+// listener (net/http's default).
+const metricsMaxHeaderBytes = 1 << 20
+
 // Server serves the metrics and health endpoints.
 type Server struct {
 	http     *http.Server
 	listener net.Listener
 }
 
+// Endpoint names what a request to the metrics listener reads.
+type Endpoint int
+
+const (
+	// EndpointMetrics is /metrics.
+	EndpointMetrics Endpoint = iota
+	// EndpointHealth is /healthz and /readyz.
+	EndpointHealth
+)
+
+// Guard decides whether a request may read endpoint: 0 lets it through,
+// any other value is the HTTP status it is refused with (401 or 403).
+// The guard writes any headers the refusal needs (WWW-Authenticate).
+type Guard func(w http.ResponseWriter, r *http.Request, endpoint Endpoint) int
+
 // Serve starts the HTTP listener on addr. ready reports whether /readyz
 // should answer 200.
 func Serve(addr string, m *Metrics, ready func() bool) (*Server, error) {
+	return ServeGuarded(addr, m, ready, nil)
+}
+
+// ServeGuarded is Serve with every request first passed to guard (nil lets
+// everything through). Every endpoint only reads: any method other than
+// GET and HEAD answers 405 before the guard runs.
+func ServeGuarded(addr string, m *Metrics, ready func() bool, guard Guard) (*Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
+	guarded := func(endpoint Endpoint, h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method != http.MethodGet && r.Method != http.MethodHead {
+				w.Header().Set("Allow", "GET, HEAD")
+				http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+				return
+			}
+			if guard != nil {
+				if status := guard(w, r, endpoint); status != 0 {
+					http.Error(w, http.StatusText(status), status)
+					return
+				}
+			}
+			h.ServeHTTP(w, r)
+		})
+	}
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{}))
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok\n")) })
-	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+	mux.Handle("/metrics", guarded(EndpointMetrics, promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{})))
+	mux.Handle("/healthz", guarded(EndpointHealth, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok\n")) })))
+	mux.Handle("/readyz", guarded(EndpointHealth, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		if ready != nil && !ready() {
 			http.Error(w, "not ready", http.StatusServiceUnavailable)
 			return
 		}
 		w.Write([]byte("ready\n"))
-	})
-	s := &Server{http: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}, listener: ln}
+	})))
+	s := &Server{http: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: metricsMaxHeaderBytes}, listener: ln}
 	go func() {
 		if err := s.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			_ = err // the listener failed; /metrics is best effort

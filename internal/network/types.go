@@ -119,6 +119,9 @@ type ConnInfo struct {
 	LocalAddr  net.Addr
 	RemoteAddr net.Addr
 	Principal  string
+	// TokenAuthenticated is set with Principal when a delegation token
+	// authenticated it (SCRAM with tokenauth=true).
+	TokenAuthenticated bool
 	// SecurityProtocol is the listener's PLAINTEXT, SSL, SASL_PLAINTEXT or
 	// SASL_SSL.
 	SecurityProtocol string

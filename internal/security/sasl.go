@@ -119,6 +119,9 @@ type SASLSession struct {
 	gate atomic.Int32
 	// expiresAtNanos is the session's end (Unix nanoseconds), 0 for never.
 	expiresAtNanos atomic.Int64
+	// tokenValid, when set, reports whether the delegation token that
+	// authenticated the session still stands.
+	tokenValid atomic.Pointer[func() bool]
 
 	mu struct {
 		sync.Mutex
@@ -138,8 +141,12 @@ type SASLSession struct {
 // Gate implements network.Session.
 func (s *SASLSession) Gate() network.GateState { return network.GateState(s.gate.Load()) }
 
-// ExpiresAt implements network.Session.
+// ExpiresAt implements network.Session. A session a delegation token
+// opened ends as soon as the token is gone (expired early or removed).
 func (s *SASLSession) ExpiresAt() time.Time {
+	if valid := s.tokenValid.Load(); valid != nil && !(*valid)() {
+		return time.Unix(0, 1)
+	}
 	n := s.expiresAtNanos.Load()
 	if n == 0 {
 		return time.Time{}
@@ -235,7 +242,12 @@ func (s *SASLSession) Authenticate(token []byte) (reply []byte, sessionLifetimeM
 		s.expiresAtNanos.Store(0)
 	}
 	s.mu.authenticatedMechanism, s.mu.principal = s.mu.mechanism, outcome.principal
-	s.info.Principal = outcome.principal
+	s.info.Principal, s.info.TokenAuthenticated = outcome.principal, outcome.tokenAuthenticated
+	if outcome.tokenValid != nil {
+		s.tokenValid.Store(&outcome.tokenValid)
+	} else {
+		s.tokenValid.Store(nil)
+	}
 	s.gate.Store(int32(network.GateOpen))
 	return reply, sessionLifetimeMs, nil
 }
@@ -273,6 +285,11 @@ type outcome struct {
 	// expiresAt is the credential's expiry (a JWT's exp, a delegation
 	// token's expiry); zero for none.
 	expiresAt time.Time
+	// tokenAuthenticated is set when a delegation token authenticated the
+	// principal.
+	tokenAuthenticated bool
+	// tokenValid reports whether that token still stands.
+	tokenValid func() bool
 }
 
 // serverExchange is the server side of one mechanism's exchange.

@@ -235,6 +235,10 @@ type scramExchange struct {
 	// with a made-up one, so the answer cannot tell unknown users apart,
 	// and fails at the proof.
 	known bool
+	// tokenAuth is set for tokenauth=true: the user is a delegation
+	// token's id, and token is that token.
+	tokenAuth bool
+	token     TokenInfo
 }
 
 func newScramExchange(m ScramMechanism, credentials CredentialStore) *scramExchange {
@@ -252,12 +256,14 @@ func (e *scramExchange) next(token []byte) ([]byte, *outcome, error) {
 		if err != nil {
 			return nil, nil, e.failure()
 		}
-		if first.Extensions["tokenauth"] == "true" {
-			// Delegation tokens are not served by this build.
-			return nil, nil, e.failure()
-		}
 		e.first = first
-		if e.credentials != nil {
+		switch {
+		case first.Extensions["tokenauth"] == "true":
+			if tokens, ok := e.credentials.(TokenCredentialStore); ok {
+				e.credential, e.token, e.known = tokens.DelegationTokenCredential(first.User, e.mechanism)
+				e.tokenAuth = true
+			}
+		case e.credentials != nil:
 			e.credential, e.known = e.credentials.ScramCredential(first.User, e.mechanism)
 		}
 		if !e.known {
@@ -302,6 +308,9 @@ func (e *scramExchange) next(token []byte) ([]byte, *outcome, error) {
 		}
 		serverSignature := hmacOf(e.mechanism, e.credential.ServerKey, authMessage)
 		reply := "v=" + base64.StdEncoding.EncodeToString(serverSignature)
+		if e.tokenAuth {
+			return []byte(reply), &outcome{principal: e.token.Owner, expiresAt: e.token.ExpiresAt, tokenAuthenticated: true, tokenValid: e.token.Valid}, nil
+		}
 		return []byte(reply), &outcome{principal: "User:" + e.first.User}, nil
 	}
 	return nil, nil, fmt.Errorf("%w: SCRAM exchange already complete", ErrIllegalSASLState)

@@ -16,6 +16,9 @@ import (
 // an atomic load and a map lookup, no lock.
 type imageCredentials struct {
 	image func() *metadata.Image
+	// tokens derives delegation token credentials (tokens.go); nil when
+	// delegation.token.secret.key is not set.
+	tokens *security.TokenCredentials
 }
 
 func (s imageCredentials) ScramCredential(user string, m security.ScramMechanism) (security.ScramCredential, bool) {
@@ -59,7 +62,7 @@ func saslAuthenticator(cfg *config.Broker, listener, protocol string, image func
 	sc := security.SASLConfig{
 		Listener:    listener,
 		Mechanisms:  mechanisms,
-		Credentials: imageCredentials{image: image},
+		Credentials: imageCredentials{image: image, tokens: tokenCredentials(cfg)},
 	}
 	var err error
 	if sc.MaxReauthMs, err = strconv.ParseInt(value("connections.max.reauth.ms"), 10, 64); err != nil {

@@ -325,7 +325,12 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 		n.metrics.Registry.MustRegister(n.broker.Authorization.Collector())
 	}
 	if cfg.MetricsListener != "" {
-		n.metricsServer, err = metrics.Serve(cfg.MetricsListener, n.metrics, func() bool { return n.ready.Load() })
+		guard, guardErr := metricsGuard(cfg, n.controller.Image, n.broker.Authorization)
+		if guardErr == nil {
+			n.metricsServer, err = metrics.ServeGuarded(cfg.MetricsListener, n.metrics, func() bool { return n.ready.Load() }, guard)
+		} else {
+			err = guardErr
+		}
 		if err != nil {
 			n.network.Shutdown(context.Background())
 			n.stopMetadata()
@@ -358,6 +363,7 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 	go n.runLiveness(ctx)
 	go n.runTelemetryExpiry(ctx)
 	go n.runLeaderRebalance(ctx)
+	go n.runTokenExpiry(ctx)
 	n.network.OpenForClients()
 	if err := n.startRegistry(logging.component("registry")); err != nil {
 		n.Shutdown(context.Background())
