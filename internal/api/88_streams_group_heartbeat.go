@@ -125,7 +125,9 @@ func (b *Broker) createStreamsInternalTopics(topics []group.StreamsTopicToCreate
 		return
 	}
 	go func() {
-		results := b.createTopics(creates)
+		// Created as this broker: the heartbeat checked CREATE for its
+		// principal, and the request is answered before this runs.
+		results := b.createTopics(nil, creates)
 		b.streamsCreations.mu.Lock()
 		for _, t := range creates {
 			delete(b.streamsCreations.mu.inFlight, t.Name)
