@@ -60,7 +60,7 @@ func defaultOptions() options {
 		e2eMBps:           50,
 		manyPartitions:    1000,
 		manyPartitionRate: 5,
-		workloadIDs:       "a,b,c,d,e,f,g,h,i,j",
+		workloadIDs:       "a,b,c,d,e,f,g,h,i,j,l",
 		targets:           []string{roleSamsa, roleKafka, roleKfake},
 		workDir:           os.TempDir(),
 	}
@@ -108,7 +108,7 @@ func parseFlags(args []string) (options, error) {
 	fs.Float64Var(&o.e2eMBps, "e2e-mbps", o.e2eMBps, "produce rate of the end-to-end workload e, MB/s")
 	fs.IntVar(&o.manyPartitions, "partitions", o.manyPartitions, "partitions of workload f")
 	fs.Float64Var(&o.manyPartitionRate, "partition-rate", o.manyPartitionRate, "records/s per partition in workload f")
-	fs.StringVar(&o.workloadIDs, "workloads", o.workloadIDs, "comma-separated workloads to run (a to j)")
+	fs.StringVar(&o.workloadIDs, "workloads", o.workloadIDs, "comma-separated workloads to run (a to l)")
 	fs.StringVar(&targets, "targets", strings.Join(o.targets, ","), "brokers to compare: samsa, kafka, kfake")
 	fs.StringVar(&o.workDir, "workdir", o.workDir, "directory for broker data and probe files")
 	fs.StringVar(&o.profileDir, "profile", "", "write Samsa's CPU, alloc, mutex and block profiles per workload under this directory")
@@ -219,6 +219,9 @@ func runWith(ctx context.Context, o *options, results *results, stdout, log io.W
 				if err := ctx.Err(); err != nil {
 					return err
 				}
+				if w.samsaOnly && target != roleSamsa {
+					continue
+				}
 				fmt.Fprintf(log, "round %d/%d: (%s) %s on %s\n", round+1, o.runs, w.id, w.title, targetNames[target])
 				s, err := runOnce(ctx, o, w, target, log)
 				if err != nil {
@@ -246,14 +249,22 @@ func runOnce(ctx context.Context, o *options, w workload, target string, log io.
 		profileDir = filepath.Join(o.profileDir, w.id)
 	}
 	var overrides []string
+	var secured securitySetup
 	if target == roleSamsa {
 		overrides = append(slices.Clone(o.samsaOverrides), w.samsaOverrides...)
+		if w.security != nil {
+			var err error
+			if secured, err = w.security(); err != nil {
+				return nil, err
+			}
+			overrides = append(overrides, secured.overrides...)
+		}
 	}
 	b, err := startBroker(target, o.workDir, profileDir, overrides)
 	if err != nil {
 		return nil, err
 	}
-	env := &runEnv{opts: o, broker: b}
+	env := &runEnv{opts: o, broker: b, clientOpts: secured.clientOpts}
 	if o.verbose {
 		env.log = log
 		env.progress = func(p bench.Progress) {

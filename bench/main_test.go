@@ -48,6 +48,12 @@ func TestSmoke(t *testing.T) {
 	}
 	for _, w := range o.selectedWorkloads() {
 		for _, target := range o.targets {
+			if w.samsaOnly && target != roleSamsa {
+				if n := len(results.samples[w.id][target]); n != 0 {
+					t.Fatalf("(%s), Samsa only, ran %d times on %s", w.id, n, target)
+				}
+				continue
+			}
 			runs := results.samples[w.id][target]
 			if len(runs) != o.runs {
 				t.Fatalf("(%s) on %s: %d runs, want %d", w.id, target, len(runs), o.runs)

@@ -21,20 +21,23 @@ const benchACLCount = 10000
 // (User:ANONYMOUS on plaintext) allowed by prefixed ACLs among them. Their
 // ratio is the authorizer's cost on the data path.
 func aclWorkloads() []workload {
-	metrics := func(suffix string) []metric {
-		return []metric{
-			{key: keyMBps, label: "produce, " + suffix + " (MB/s)", limit: limitLoopback, digits: 1},
-			{key: keyAckP99, label: "ack latency p99, " + suffix + " (ms)", lowerIsBetter: true, digits: 2},
-			{key: "raw_mbps", label: "consume, raw fetch, " + suffix + " (MB/s)", limit: limitSendfile, digits: 0},
-			{key: keyCPUPerGB, label: "broker CPU, " + suffix + " (s/GB in)", lowerIsBetter: true, digits: 2},
-		}
-	}
+	metrics := aclMetrics
 	return []workload{
 		{id: "h", title: "produce 1 KiB (as a), then raw consume, authorizer off",
 			metrics: metrics("ACLs off"), run: func(ctx context.Context, env *runEnv) (sample, error) { return runACLLoad(ctx, env, false) }},
 		{id: "i", title: fmt.Sprintf("as (h) with the authorizer on and %d ACLs, the principal allowed by prefixed ACLs", benchACLCount),
 			samsaOverrides: []string{"authorizer.class.name=" + config.StandardAuthorizerClass, "allow.everyone.if.no.acl.found=true"},
 			metrics:        metrics("10,000 ACLs"), run: func(ctx context.Context, env *runEnv) (sample, error) { return runACLLoad(ctx, env, true) }},
+	}
+}
+
+// aclMetrics are the figures of (h), (i) and (l), labelled with suffix.
+func aclMetrics(suffix string) []metric {
+	return []metric{
+		{key: keyMBps, label: "produce, " + suffix + " (MB/s)", limit: limitLoopback, digits: 1},
+		{key: keyAckP99, label: "ack latency p99, " + suffix + " (ms)", lowerIsBetter: true, digits: 2},
+		{key: "raw_mbps", label: "consume, raw fetch, " + suffix + " (MB/s)", limit: limitSendfile, digits: 0},
+		{key: keyCPUPerGB, label: "broker CPU, " + suffix + " (s/GB in)", lowerIsBetter: true, digits: 2},
 	}
 }
 
@@ -69,7 +72,7 @@ func runACLLoad(ctx context.Context, env *runEnv, acls bool) (sample, error) {
 		return nil, err
 	}
 	raw, err := bench.Consume(ctx, bench.ConsumeConfig{
-		Brokers: []string{env.broker.addr}, Topic: topic, Records: r.Records + 1, RawFetch: true,
+		Brokers: []string{env.broker.addr}, ClientOpts: env.clientOpts, Topic: topic, Records: r.Records + 1, RawFetch: true,
 		IdleTimeout: 10 * time.Second, ProgressInterval: time.Second, Progress: env.progress,
 	})
 	if err == nil {

@@ -7,6 +7,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/samsa-streaming/samsa/internal/bench"
 )
 
@@ -32,6 +34,10 @@ type workload struct {
 	samsaOverrides []string
 	// needsKafkaTools marks a workload that runs Kafka's own tools.
 	needsKafkaTools bool
+	// samsaOnly workloads are not run on the other targets.
+	samsaOnly bool
+	// security, when set, secures Samsa's listener for the workload.
+	security func() (securitySetup, error)
 }
 
 // sample is one run's figures by metric key. recordsKey counts what flowed
@@ -48,6 +54,8 @@ type runEnv struct {
 	// diagnostics, if wanted.
 	progress func(bench.Progress)
 	log      io.Writer
+	// clientOpts reach the broker (TLS, SASL) when the workload secures it.
+	clientOpts []kgo.Opt
 }
 
 // Metric keys shared by several workloads.
@@ -164,7 +172,7 @@ func workloads(o *options) []workload {
 			metrics: produceMetrics(), run: overload.run},
 		{id: "j", title: fmt.Sprintf("Kafka's kafka-producer-perf-test then kafka-consumer-perf-test, %s of 1 KiB records, Java client defaults (acks=all, linger 5 ms), 12 partitions", formatBytes(o.consumeBytes)),
 			metrics: perfToolMetrics(), run: runPerfTools, needsKafkaTools: true},
-	}, aclWorkloads()...)
+	}, append(aclWorkloads(), securityWorkloads()...)...)
 }
 
 // phase measures the broker's CPU time and peak RSS over part of a run.
@@ -226,7 +234,7 @@ type produceSpec struct {
 
 func (spec produceSpec) config(env *runEnv, topic string) bench.ProduceConfig {
 	return bench.ProduceConfig{
-		Brokers: []string{env.broker.addr}, Topic: topic,
+		Brokers: []string{env.broker.addr}, ClientOpts: env.clientOpts, Topic: topic,
 		RecordBytes: spec.recordBytes, Duration: env.opts.duration,
 		Acks: spec.acks, Compression: "none", Linger: bench.DefaultLinger,
 		BatchBytes: bench.DefaultBatchBytes, BufferBytes: bench.DefaultBufferBytes,
@@ -259,7 +267,7 @@ func (spec produceSpec) run(ctx context.Context, env *runEnv) (sample, error) {
 }
 
 func createTopic(ctx context.Context, env *runEnv, topic string, partitions int32) error {
-	_, _, err := bench.EnsureTopic(ctx, []string{env.broker.addr}, nil, bench.TopicSpec{
+	_, _, err := bench.EnsureTopic(ctx, []string{env.broker.addr}, env.clientOpts, bench.TopicSpec{
 		Name: topic, Partitions: partitions, ReplicationFactor: 1,
 	})
 	return err
