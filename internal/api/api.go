@@ -32,6 +32,7 @@ import (
 	"github.com/samsa-streaming/samsa/internal/network"
 	"github.com/samsa-streaming/samsa/internal/partition"
 	"github.com/samsa-streaming/samsa/internal/quorum"
+	"github.com/samsa-streaming/samsa/internal/quota"
 	"github.com/samsa-streaming/samsa/internal/txn"
 )
 
@@ -69,6 +70,9 @@ type Broker struct {
 	// Authorization is the authorizer (authorize.go); nil when
 	// authorizer.class.name is empty, and every request is allowed.
 	Authorization *Authorization
+	// Quotas measures clients against their quotas (quota.go); nil for
+	// none.
+	Quotas *quota.Manager
 	Logger        *slog.Logger
 	// Now is the clock; tests may replace it.
 	Now func() time.Time
@@ -193,6 +197,8 @@ type call struct {
 	// the items the authorizer denied before the rest was decided here or
 	// forwarded to the controller.
 	amend func(kmsg.Response)
+	// quota is the request's client-quota state (quota.go).
+	quota callQuota
 }
 
 // reply encodes resp at the request's version and sends it.
@@ -200,8 +206,14 @@ func (c *call) reply(resp kmsg.Response) {
 	if c.amend != nil {
 		c.amend(resp)
 	}
+	throttleMs := c.throttleOnReply()
+	if t, ok := resp.(kmsg.SetThrottleResponse); ok && throttleMs > 0 {
+		t.SetThrottle(throttleMs)
+	}
 	resp.SetVersion(c.version)
-	c.req.Respond(network.BytesResponse(resp.AppendTo(nil)))
+	out := network.BytesResponse(resp.AppendTo(nil))
+	out.ThrottleMs = throttleMs
+	c.req.Respond(out)
 }
 
 // Handle implements network.Handler.
@@ -236,7 +248,10 @@ func (b *Broker) Handle(ctx context.Context, req *network.Request) {
 			return
 		}
 	}
-	h.handle(b, &call{req: req, version: req.APIVersion, start: b.Now()}, body)
+	c := &call{req: req, version: req.APIVersion, start: b.Now()}
+	c.quota.broker = b
+	h.handle(b, c, body)
+	c.handled()
 }
 
 func strptr(s string) *string { return &s }

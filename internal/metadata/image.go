@@ -4,6 +4,8 @@ import (
 	"maps"
 	"slices"
 	"sort"
+
+	"github.com/samsa-streaming/samsa/internal/quota"
 )
 
 // Image is an immutable view of the cluster metadata after applying every
@@ -31,6 +33,9 @@ type Image struct {
 	// scram holds the SCRAM credentials (scram.go); shared between images
 	// until a SCRAM record changes them.
 	scram map[ScramKey]ScramCredential
+	// quotas are the client quotas (quotas.go); nil for none, shared
+	// between images until a ClientQuotaRecord changes them.
+	quotas *quota.Table
 }
 
 // Topic is a topic and its partitions; Partitions[i].Partition == i.
@@ -199,7 +204,8 @@ func (img *Image) Records() []Record {
 	}
 	recs = append(recs, img.featureRecords()...)
 	recs = append(recs, img.aclRecords()...)
-	return append(recs, img.scramRecords()...)
+	recs = append(recs, img.scramRecords()...)
+	return append(recs, img.quotaRecords()...)
 }
 
 func (img *Image) clone() *Image {
@@ -214,6 +220,7 @@ func (img *Image) clone() *Image {
 		features:       maps.Clone(img.features),
 		acls:           img.acls,
 		scram:          img.scram,
+		quotas:         img.quotas,
 	}
 }
 
@@ -294,6 +301,8 @@ func (img *Image) apply(r Record) {
 		img.applyFeatureLevel(r)
 	case *AccessControlEntryRecord, *RemoveAccessControlEntryRecord:
 		img.applyACL(r)
+	case *ClientQuotaRecord:
+		img.applyClientQuota(r)
 	default:
 		img.applyScram(r)
 	}

@@ -76,6 +76,9 @@ type connection struct {
 		// connection once pending is empty.
 		readerStopped bool
 		closed        bool
+		// mutedUntil is when the connection's quota throttle ends
+		// (Response.ThrottleMs); the reader reads nothing before it.
+		mutedUntil time.Time
 	}
 }
 
@@ -160,6 +163,10 @@ func (c *connection) readLoop() {
 			return
 		case <-s.stopReading:
 			c.stopReading()
+			return
+		}
+		if !c.awaitUnmuted() {
+			<-c.inFlight
 			return
 		}
 		start := time.Now()

@@ -27,6 +27,7 @@ import (
 	"github.com/samsa-streaming/samsa/internal/network"
 	"github.com/samsa-streaming/samsa/internal/partition"
 	"github.com/samsa-streaming/samsa/internal/quorum"
+	"github.com/samsa-streaming/samsa/internal/quota"
 	"github.com/samsa-streaming/samsa/internal/replication"
 	"github.com/samsa-streaming/samsa/internal/txn"
 	"github.com/samsa-streaming/samsa/internal/vfs"
@@ -59,8 +60,11 @@ type Node struct {
 	txnElections *txnElections
 	txnPeers     *brokerClients // other brokers, for markers and verification
 	network      *network.Server
-	cancel       context.CancelFunc
-	metrics      *metrics.Metrics
+	// connectionRates measures connection creation per IP and listener
+	// (quotas.go).
+	connectionRates *quota.ConnectionRates
+	cancel          context.CancelFunc
+	metrics         *metrics.Metrics
 	// metricsServer serves /metrics, /healthz and /readyz; nil when
 	// metrics.listener is empty.
 	metricsServer *metrics.Server
@@ -217,6 +221,8 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 		Now:            time.Now,
 		Authorization:  newAuthorization(cfg, n.controller),
 	}
+	n.connectionRates = quota.NewConnectionRates(quotaWindows(cfg).Windows)
+	n.broker.Quotas = newQuotas(cfg, n.controller, n.connectionRates)
 	n.partitions = partition.NewManager(cfg.NodeID, logs, n.topicConfig, []string{controller.MetadataTopic}, logging.component("log"))
 	n.broker.Partitions = n.partitions
 	n.broker.ForwardToController = n.activeController.request

@@ -1,0 +1,56 @@
+package network
+
+import "time"
+
+// Channel muting for client quotas (KIP-219). A handler that throttles a
+// client sets Response.ThrottleMs; once that response has been written,
+// the connection is muted: its reader takes no further request off the
+// socket until the throttle has passed. The client has been told
+// throttle_time_ms and should wait anyway; one that does not finds its
+// requests waiting in its own socket buffer, not in the broker's memory.
+//
+// Only the reader waits: responses of requests already read still go out.
+
+// muteForThrottles extends the connection's mute by the largest throttle
+// among the written responses.
+func (c *connection) muteForThrottles(written []*Request, now time.Time) {
+	var throttleMs int32
+	for _, req := range written {
+		throttleMs = max(throttleMs, req.response.ThrottleMs)
+	}
+	if throttleMs <= 0 {
+		return
+	}
+	until := now.Add(time.Duration(throttleMs) * time.Millisecond)
+	c.mu.Lock()
+	if until.After(c.mu.mutedUntil) {
+		c.mu.mutedUntil = until
+	}
+	c.mu.Unlock()
+	c.server.counters.connectionsThrottled.Add(1)
+}
+
+// awaitUnmuted waits until the connection's mute has passed; false if the
+// connection closed or the server began to stop first.
+func (c *connection) awaitUnmuted() bool {
+	for {
+		c.mu.Lock()
+		until := c.mu.mutedUntil
+		c.mu.Unlock()
+		wait := time.Until(until)
+		if wait <= 0 {
+			return true
+		}
+		timer := time.NewTimer(wait)
+		select {
+		case <-timer.C:
+		case <-c.closed:
+			timer.Stop()
+			return false
+		case <-c.server.stopReading:
+			timer.Stop()
+			c.stopReading()
+			return false
+		}
+	}
+}
