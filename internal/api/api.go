@@ -73,7 +73,7 @@ type Broker struct {
 	// Quotas measures clients against their quotas (quota.go); nil for
 	// none.
 	Quotas *quota.Manager
-	Logger        *slog.Logger
+	Logger *slog.Logger
 	// Now is the clock; tests may replace it.
 	Now func() time.Time
 

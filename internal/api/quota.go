@@ -34,10 +34,10 @@ import (
 // quotaExemptKeys are the APIs not measured against request_percentage:
 // the handshake and cluster-internal ones, as Kafka exempts them.
 var quotaExemptKeys = map[int16]bool{
-	17: true, // SaslHandshake
-	18: true, // ApiVersions
-	27: true, // WriteTxnMarkers
-	36: true, // SaslAuthenticate
+	17: true,                               // SaslHandshake
+	18: true,                               // ApiVersions
+	27: true,                               // WriteTxnMarkers
+	36: true,                               // SaslAuthenticate
 	52: true, 53: true, 54: true, 55: true, // Raft
 	56: true, // AlterPartition
 	59: true, // FetchSnapshot
@@ -179,4 +179,3 @@ func withFetchThrottle(resp network.Response, throttleMs int32) network.Response
 	resp.ThrottleMs = throttleMs
 	return resp
 }
-
