@@ -166,7 +166,10 @@ func (t *TokenBucket) Take(w Windows, rate, value float64, nowMs int64) {
 	t.tokens -= value
 }
 
-// throttleMs is the time until the bucket is back at zero.
+// throttleMs is the time until the bucket is back at zero. Kafka rounds it
+// to the nearest millisecond, which answers a bucket a hair below zero
+// with a throttle of 0; this rounds up, so a refused request is always
+// told to wait.
 func (t *TokenBucket) throttleMs(rate float64) int64 {
 	if t.tokens >= 0 || rate <= 0 {
 		return 0
@@ -175,5 +178,5 @@ func (t *TokenBucket) throttleMs(rate float64) int64 {
 	if throttle >= math.MaxInt32 {
 		return math.MaxInt32
 	}
-	return int64(math.Round(throttle))
+	return int64(math.Ceil(throttle))
 }

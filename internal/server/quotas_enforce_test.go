@@ -4,12 +4,17 @@ import (
 	"context"
 	"crypto/rand"
 	"flag"
+	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
 )
 
 // quotaSoak runs the byte-rate acceptance over 30 s instead of 12.
@@ -96,3 +101,88 @@ func TestProducerByteRateFranzGo(t *testing.T) {
 
 func kadmName(s string) *string { return &s }
 
+
+// TestControllerMutationQuota creates 100 single-partition topics one
+// request each under a 10/s controller_mutation_rate (a 2-window bucket:
+// a burst of 20): requests over the quota answer THROTTLING_QUOTA_EXCEEDED
+// with a throttle time, the script waits it out and retries, and every
+// topic is created. An old CreateTopics version is throttled instead.
+func TestControllerMutationQuota(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits out a mutation quota for about 8 s")
+	}
+	tn := startTestNode(t, "controller.quota.window.num=2")
+	cl := tn.client(kgo.ClientID("creator"))
+	adm := kadm.NewClient(cl)
+	setQuota(t, adm, kadm.ClientQuotaEntity{{Type: "user"}}, "controller_mutation_rate", 10)
+
+	const topics = 100
+	var throttled, created int
+	ctx := testContext(t)
+	for i := 0; i < topics; i++ {
+		name := fmt.Sprintf("mutation-%03d", i)
+		for attempt := 0; ; attempt++ {
+			if attempt > 50 {
+				t.Fatalf("topic %s: still throttled after %d attempts", name, attempt)
+			}
+			req := kmsg.NewPtrCreateTopicsRequest()
+			rt := kmsg.NewCreateTopicsRequestTopic()
+			rt.Topic, rt.NumPartitions, rt.ReplicationFactor = name, 1, 1
+			req.Topics = append(req.Topics, rt)
+			req.TimeoutMillis = 10000
+			resp, err := req.RequestWith(ctx, cl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			code := resp.Topics[0].ErrorCode
+			if code == kerr.ThrottlingQuotaExceeded.Code {
+				if resp.ThrottleMillis <= 0 {
+					t.Fatalf("THROTTLING_QUOTA_EXCEEDED without a throttle time")
+				}
+				throttled++
+				select {
+				case <-time.After(time.Duration(resp.ThrottleMillis) * time.Millisecond):
+				case <-ctx.Done():
+					t.Fatal(ctx.Err())
+				}
+				continue
+			}
+			if code != 0 {
+				t.Fatalf("topic %s: %v", name, kerr.ErrorForCode(code))
+			}
+			created++
+			break
+		}
+	}
+	listed, err := adm.ListTopics(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := 0
+	for name := range listed {
+		if strings.HasPrefix(name, "mutation-") {
+			count++
+		}
+	}
+	t.Logf("%d topics created under 10/s, %d requests refused with THROTTLING_QUOTA_EXCEEDED", created, throttled)
+	if count != topics || throttled == 0 {
+		t.Fatalf("%d topics listed, %d throttled; want %d and some", count, throttled, topics)
+	}
+
+	// CreateTopics v5 does not know THROTTLING_QUOTA_EXCEEDED: the topic
+	// is created and the response throttled.
+	oldClient := tn.client(kgo.ClientID("creator"), kgo.MaxVersions(kversion.V2_6_0()))
+	req := kmsg.NewPtrCreateTopicsRequest()
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = "mutation-old-version", 50, 1
+	req.Topics = append(req.Topics, rt)
+	req.TimeoutMillis = 10000
+	resp, err := oldClient.Request(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := resp.(*kmsg.CreateTopicsResponse)
+	if old.Topics[0].ErrorCode != 0 || old.ThrottleMillis <= 0 {
+		t.Fatalf("v5 create: %v, throttle %d; want created and throttled", kerr.ErrorForCode(old.Topics[0].ErrorCode), old.ThrottleMillis)
+	}
+}
