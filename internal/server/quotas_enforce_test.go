@@ -101,7 +101,6 @@ func TestProducerByteRateFranzGo(t *testing.T) {
 
 func kadmName(s string) *string { return &s }
 
-
 // TestControllerMutationQuota creates 100 single-partition topics one
 // request each under a 10/s controller_mutation_rate (a 2-window bucket:
 // a burst of 20): requests over the quota answer THROTTLING_QUOTA_EXCEEDED
