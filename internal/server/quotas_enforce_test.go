@@ -185,3 +185,66 @@ func TestControllerMutationQuota(t *testing.T) {
 		t.Fatalf("v5 create: %v, throttle %d; want created and throttled", kerr.ErrorForCode(old.Topics[0].ErrorCode), old.ThrottleMillis)
 	}
 }
+
+// TestConsumerByteRateFranzGo: a franz-go consumer under a 5 MB/s
+// consumer_byte_rate asking for 64 MB fetches reads at the quota, ± 15%,
+// over one quota span (quota.window.num windows of
+// quota.window.size.seconds, 11 s), and is told of throttles. Kafka's
+// measurement lets a client that has been quiet take the whole span's
+// allowance at once, then holds it until the oldest window expires, so a
+// consumer catching up reads in one burst per span: the measurement starts
+// at its first record and covers one span.
+func TestConsumerByteRateFranzGo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measures a rate for 11 s")
+	}
+	tn := startTestNode(t)
+	adm := tn.admin()
+	mustCreateTopic(t, adm, "quota-fetch", 4, nil)
+	const rate = 5 << 20
+	const span = 11 * time.Second
+	// Enough data that the consumer never catches up.
+	producer := tn.client(kgo.DefaultProduceTopic("quota-fetch"), kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.MaxBufferedBytes(16<<20))
+	value := make([]byte, 64<<10)
+	rand.Read(value)
+	need := int(float64(rate)*span.Seconds()*2) / len(value)
+	for i := 0; i < need; i++ {
+		producer.Produce(context.Background(), &kgo.Record{Value: value}, nil)
+	}
+	if err := producer.Flush(testContext(t)); err != nil {
+		t.Fatal(err)
+	}
+	setQuota(t, adm, kadm.ClientQuotaEntity{{Type: "client-id", Name: kadmName("reader")}}, "consumer_byte_rate", rate)
+
+	hook := &throttleHook{}
+	consumer := tn.client(kgo.ClientID("reader"), kgo.WithHooks(hook), kgo.ConsumeTopics("quota-fetch"),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxBytes(64<<20), kgo.FetchMaxPartitionBytes(16<<20))
+	var read int64
+	var first time.Time
+	ctx := testContext(t)
+	for first.IsZero() || time.Since(first) < span {
+		pollCtx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+		fetches := consumer.PollFetches(pollCtx)
+		cancel()
+		if ctx.Err() != nil {
+			t.Fatal(ctx.Err())
+		}
+		fetches.EachRecord(func(r *kgo.Record) {
+			if first.IsZero() {
+				first = time.Now()
+			}
+			if time.Since(first) < span {
+				read += int64(len(r.Value))
+			}
+		})
+	}
+	achieved := float64(read) / span.Seconds()
+	t.Logf("consumer_byte_rate %d B/s: achieved %.0f B/s (%.3f of the quota) over %v, %d throttles (max %d ms)",
+		rate, achieved, achieved/rate, span, hook.throttles.Load(), hook.maxMs.Load())
+	if achieved < rate*0.85 || achieved > rate*1.15 {
+		t.Fatalf("achieved %.0f B/s, want %d ± 15%%", achieved, rate)
+	}
+	if hook.throttles.Load() == 0 {
+		t.Fatal("the consumer was never told of a throttle")
+	}
+}
