@@ -8,10 +8,10 @@ const listenerPrefix = "listener.name."
 
 // listenerOverridable reports whether key may be set per listener. Kafka
 // allows it for the security keys: ssl.*, sasl.* and the
-// <mechanism>.sasl.jaas.config form of SASL, and for the connection
-// limits max.connection.creation.rate and max.connections.
+// <mechanism>.sasl.jaas.config form of SASL, and for
+// max.connection.creation.rate.
 func listenerOverridable(key string) bool {
-	if key == "max.connection.creation.rate" || key == "max.connections" {
+	if key == "max.connection.creation.rate" {
 		return true
 	}
 	if strings.HasPrefix(key, "ssl.") || strings.HasPrefix(key, "sasl.") {

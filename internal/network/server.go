@@ -252,6 +252,9 @@ func (s *Server) accept(listener net.Listener, spec *ListenerSpec) {
 		}
 		backoff = 0
 		s.serve(netConn, spec)
+		if !s.awaitListenerRate(listenerName) {
+			return
+		}
 	}
 }
 
@@ -267,7 +270,7 @@ func (s *Server) serve(netConn net.Conn, spec *ListenerSpec) {
 		s.releaseConnectionSlot()
 		return
 	}
-	if limit := s.cfg.MaxConnectionsPerIP; limit > 0 && s.mu.connectionsPerIP[remoteIP] >= limit {
+	if limit := s.perIPLimit(remoteIP); limit > 0 && s.mu.connectionsPerIP[remoteIP] >= limit {
 		s.mu.Unlock()
 		s.counters.connectionsRejected.Add(1)
 		netConn.Close()
@@ -275,6 +278,14 @@ func (s *Server) serve(netConn net.Conn, spec *ListenerSpec) {
 		s.logger.Info("connection rejected: max.connections.per.ip reached",
 			"listener", listenerName, "remote", remoteIP, "limit", limit)
 		return
+	}
+	if s.cfg.ConnectionRates != nil {
+		if throttleMs := s.cfg.ConnectionRates.AdmitIP(remoteIP, time.Now().UnixMilli()); throttleMs > 0 {
+			s.mu.Unlock()
+			s.releaseConnectionSlot()
+			s.refuseForRate(netConn, listenerName, remoteIP, throttleMs)
+			return
+		}
 	}
 	s.mu.connectionsPerIP[remoteIP]++
 	s.setSocketOptions(netConn)

@@ -278,7 +278,7 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 		return nil, err
 	}
 	n.broker.Metrics = n.metrics
-	n.network, err = network.NewServer(network.Config{
+	n.network, err = network.NewServer(n.withConnectionLimits(network.Config{
 		Observer:                 newRequestLog(n.metrics, logging.component("request"), cfg.LogRequestSampleRate),
 		Listeners:                listeners,
 		AcceptAfterOpen:          true,
@@ -304,7 +304,7 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 		// Kafka's producers (and franz-go's); more would only hold frames.
 		MaxInFlightRequestsPerConnection: 5,
 		PipelinedAPIKeys:                 []int16{0},
-	}, n.broker, logging.component("network"))
+	}), n.broker, logging.component("network"))
 	if err == nil {
 		err = n.network.Start()
 	}
