@@ -38,6 +38,7 @@ var topLevelCommands = []commandConstructor{
 	newDumpLogCommand,
 	newCertsCommand,
 	newUsersCommand,
+	newQuotasCommand,
 }
 
 // Execute runs samsa with the process's arguments and standard streams, and

@@ -108,4 +108,11 @@ func TestThrottledConnectionIsMuted(t *testing.T) {
 	if achieved > 1.5*rate {
 		t.Fatalf("achieved %.0f B/s: muting did not hold the client near %d B/s", achieved, rate)
 	}
+	// The quota metrics name the bucket.
+	series := scrape(t, tn)
+	labels := `{client_id="rude",quota_type="produce",user=""}`
+	if series["samsa_quota_throttles_total"+labels] == 0 || series["samsa_quota_limit"+labels] != rate || series["samsa_quota_rate"+labels] == 0 {
+		t.Fatalf("quota metrics: throttles %v limit %v rate %v", series["samsa_quota_throttles_total"+labels],
+			series["samsa_quota_limit"+labels], series["samsa_quota_rate"+labels])
+	}
 }

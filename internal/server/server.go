@@ -320,6 +320,7 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 	if n.broker.Authorization != nil {
 		n.metrics.Registry.MustRegister(n.broker.Authorization.Collector())
 	}
+	n.metrics.Registry.MustRegister(quotaCollector{n.broker.Quotas})
 	if cfg.MetricsListener != "" {
 		n.metricsServer, err = metrics.Serve(cfg.MetricsListener, n.metrics, func() bool { return n.ready.Load() })
 		if err != nil {
