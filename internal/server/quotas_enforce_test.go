@@ -103,25 +103,31 @@ func kadmName(s string) *string { return &s }
 
 // TestControllerMutationQuota creates 100 single-partition topics one
 // request each under a 10/s controller_mutation_rate (a 2-window bucket:
-// a burst of 20): requests over the quota answer THROTTLING_QUOTA_EXCEEDED
-// with a throttle time, the script waits it out and retries, and every
-// topic is created. An old CreateTopics version is throttled instead.
+// a burst of 20; with -quota-soak, 1,000 topics under the default 11
+// windows, about 90 s): requests over the quota answer
+// THROTTLING_QUOTA_EXCEEDED with a throttle time, the script waits it out
+// and retries, and every topic is created. An old CreateTopics version is
+// throttled instead.
 func TestControllerMutationQuota(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits out a mutation quota for about 8 s")
 	}
-	tn := startTestNode(t, "controller.quota.window.num=2")
+	topics := 100
+	overrides := []string{"controller.quota.window.num=2"}
+	if *quotaSoak {
+		topics, overrides = 1000, nil
+	}
+	tn := startTestNode(t, overrides...)
 	cl := tn.client(kgo.ClientID("creator"))
 	adm := kadm.NewClient(cl)
 	setQuota(t, adm, kadm.ClientQuotaEntity{{Type: "user"}}, "controller_mutation_rate", 10)
 
-	const topics = 100
 	var throttled, created int
 	ctx := testContext(t)
 	for i := 0; i < topics; i++ {
-		name := fmt.Sprintf("mutation-%03d", i)
+		name := fmt.Sprintf("mutation-%04d", i)
 		for attempt := 0; ; attempt++ {
-			if attempt > 50 {
+			if attempt > 200 {
 				t.Fatalf("topic %s: still throttled after %d attempts", name, attempt)
 			}
 			req := kmsg.NewPtrCreateTopicsRequest()
