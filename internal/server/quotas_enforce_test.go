@@ -123,7 +123,8 @@ func TestControllerMutationQuota(t *testing.T) {
 	setQuota(t, adm, kadm.ClientQuotaEntity{{Type: "user"}}, "controller_mutation_rate", 10)
 
 	var throttled, created int
-	ctx := testContext(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
 	for i := 0; i < topics; i++ {
 		name := fmt.Sprintf("mutation-%04d", i)
 		for attempt := 0; ; attempt++ {
