@@ -316,6 +316,15 @@ func (c *connection) addPending(req *Request) bool {
 			c.server.counters.requestsReadAhead.Add(1)
 		}
 		if !ordered || c.mu.holding == 0 && (req.pipelined || c.mu.unanswered == 0) {
+			// A request read ahead while the one before it was throttled
+			// waits out the mute too (throttle.go).
+			if muted := time.Until(c.mu.mutedUntil); muted > 0 {
+				c.mu.Unlock()
+				if !c.awaitUnmuted() {
+					return false
+				}
+				continue
+			}
 			break
 		}
 		c.mu.Unlock()
@@ -455,6 +464,7 @@ func (c *connection) complete(req *Request, resp Response) {
 	}
 	req.response = resp
 	req.timings.Responded = time.Now()
+	c.muteLocked(resp.ThrottleMs, req.timings.Responded)
 	c.mu.Unlock()
 	if let {
 		c.signalTurn()

@@ -3,30 +3,27 @@ package network
 import "time"
 
 // Channel muting for client quotas (KIP-219). A handler that throttles a
-// client sets Response.ThrottleMs; once that response has been written,
-// the connection is muted: its reader takes no further request off the
-// socket until the throttle has passed. The client has been told
+// client sets Response.ThrottleMs; from then on the connection is muted:
+// its reader takes no further request off the socket, and hands on none it
+// has read ahead, until the throttle has passed. The client has been told
 // throttle_time_ms and should wait anyway; one that does not finds its
 // requests waiting in its own socket buffer, not in the broker's memory.
 //
-// Only the reader waits: responses of requests already read still go out.
+// Only the reader waits: responses of requests already handed on still go
+// out.
 
-// muteForThrottles extends the connection's mute by the largest throttle
-// among the written responses.
-func (c *connection) muteForThrottles(written []*Request, now time.Time) {
-	var throttleMs int32
-	for _, req := range written {
-		throttleMs = max(throttleMs, req.response.ThrottleMs)
-	}
+// muteLocked extends the connection's mute by throttleMs from now. The
+// mute starts when the response is given, a moment before Kafka's (which
+// starts it once the response is sent), so a request read ahead behind a
+// throttled one is held back too.
+func (c *connection) muteLocked(throttleMs int32, now time.Time) {
 	if throttleMs <= 0 {
 		return
 	}
 	until := now.Add(time.Duration(throttleMs) * time.Millisecond)
-	c.mu.Lock()
 	if until.After(c.mu.mutedUntil) {
 		c.mu.mutedUntil = until
 	}
-	c.mu.Unlock()
 	c.server.counters.connectionsThrottled.Add(1)
 }
 

@@ -84,10 +84,6 @@ func (c *connection) lingerAndClose() {
 func (c *connection) finish(written []*Request, ok bool) {
 	s := c.server
 	now := time.Now()
-	if ok {
-		// Muted before the tokens go back, so the reader sees it.
-		c.muteForThrottles(written, now)
-	}
 	for _, req := range written {
 		select {
 		case <-c.inFlight:
