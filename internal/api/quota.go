@@ -34,11 +34,14 @@ import (
 // quotaExemptKeys are the APIs not measured against request_percentage:
 // the handshake and cluster-internal ones, as Kafka exempts them.
 var quotaExemptKeys = map[int16]bool{
-	17: true,                               // SaslHandshake
-	18: true,                               // ApiVersions
-	27: true,                               // WriteTxnMarkers
-	36: true,                               // SaslAuthenticate
-	52: true, 53: true, 54: true, 55: true, // Raft
+	17: true, // SaslHandshake
+	18: true, // ApiVersions
+	27: true, // WriteTxnMarkers
+	36: true, // SaslAuthenticate
+	52: true, // Vote
+	53: true, // BeginQuorumEpoch
+	54: true, // EndQuorumEpoch
+	55: true, // DescribeQuorum
 	56: true, // AlterPartition
 	59: true, // FetchSnapshot
 	62: true, // BrokerRegistration

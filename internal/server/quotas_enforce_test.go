@@ -255,3 +255,48 @@ func TestConsumerByteRateFranzGo(t *testing.T) {
 		t.Fatal("the consumer was never told of a throttle")
 	}
 }
+
+// TestRequestPercentageQuota: a client flooding cheap DescribeCluster
+// requests (franz-go answers Metadata from its cache), each about a
+// microsecond of handler time,
+// under a request_percentage of 0.1 (0.1% of one handler thread) is
+// throttled:
+// its responses carry throttle times, franz-go waits them out, and the
+// node's request quota metric names it. A client without the quota is
+// not throttled meanwhile.
+func TestRequestPercentageQuota(t *testing.T) {
+	tn := startTestNode(t)
+	adm := tn.admin()
+	setQuota(t, adm, kadm.ClientQuotaEntity{{Type: "client-id", Name: kadmName("flooder")}}, "request_percentage", 0.1)
+	hook := &throttleHook{}
+	flooder := tn.client(kgo.ClientID("flooder"), kgo.WithHooks(hook))
+	other := &throttleHook{}
+	polite := tn.client(kgo.ClientID("polite"), kgo.WithHooks(other))
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	var requests int
+	for ctx.Err() == nil {
+		req := kmsg.NewPtrDescribeClusterRequest()
+		if _, err := req.RequestWith(ctx, flooder); err == nil {
+			requests++
+		}
+		if requests%50 == 0 {
+			kmsg.NewPtrDescribeClusterRequest().RequestWith(ctx, polite)
+		}
+	}
+	t.Logf("%d DescribeCluster requests in 3 s under request_percentage=0.1: %d throttles (max %d ms); the other client %d throttles",
+		requests, hook.throttles.Load(), hook.maxMs.Load(), other.throttles.Load())
+	if hook.throttles.Load() == 0 {
+		t.Fatal("the flooding client was never throttled")
+	}
+	if other.throttles.Load() != 0 {
+		t.Fatal("the client without a quota was throttled")
+	}
+	if hook.maxMs.Load() > 1000 {
+		t.Fatalf("a request-time throttle of %d ms: Kafka bounds it by one window (1000 ms)", hook.maxMs.Load())
+	}
+	series := scrape(t, tn)
+	if series[`samsa_quota_throttles_total{client_id="flooder",quota_type="request",user=""}`] == 0 {
+		t.Fatal("no request quota metric for the flooding client")
+	}
+}
