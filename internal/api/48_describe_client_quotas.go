@@ -15,6 +15,7 @@ package api
 //     match type, an unknown match type, or an ip component beside a user
 //     or client-id one answers INVALID_REQUEST; an unknown entity type
 //     UNSUPPORTED_VERSION, with Kafka's messages and no entries.
+//   - entries is an empty list when nothing matches, null with an error.
 //   - v1 is the flexible version of v0.
 
 import (
@@ -52,6 +53,9 @@ func handleDescribeClientQuotas(b *Broker, c *call, r kmsg.Request) {
 		return
 	}
 	table := b.Image().ClientQuotas()
+	// Empty, not null, when nothing matches: Kafka's Admin client reads
+	// null entries as an error answer and fails on it.
+	resp.Entries = []kmsg.DescribeClientQuotasResponseEntry{}
 	for _, entity := range table.Entities() {
 		if !filter.matches(entity) {
 			continue

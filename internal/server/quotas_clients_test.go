@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -177,4 +178,42 @@ func javaProducerUnderQuota(ctx context.Context, t *testing.T, classpath, addr s
 	recordsPerSecond, _ := strconv.ParseFloat(string(summary[2]), 64)
 	maxThrottleMs, _ = strconv.ParseFloat(string(throttle[1]), 64)
 	return recordsPerSecond * recordBytes, maxThrottleMs
+}
+
+// TestKafkaConfigsClientQuotas: Kafka 4.4's kafka-configs sets and
+// describes user, client-id and IP quotas on a Samsa node.
+func TestKafkaConfigsClientQuotas(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	classpath, err := kafkaref.Classpath(ctx)
+	if errors.Is(err, kafkaref.ErrUnavailable) && os.Getenv("SAMSA_REQUIRE_KAFKA") == "" {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	tn := startTestNode(t)
+	configs := func(args ...string) string {
+		t.Helper()
+		cmd := kafkaref.Command(ctx, classpath, []string{"-Xmx128m"}, "org.apache.kafka.tools.ConfigCommand",
+			append([]string{"--bootstrap-server", tn.addr()}, args...)...)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("kafka-configs %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	configs("--alter", "--entity-type", "users", "--entity-name", "alice", "--entity-type", "clients", "--entity-default",
+		"--add-config", "producer_byte_rate=1048576,request_percentage=50")
+	configs("--alter", "--entity-type", "ips", "--entity-name", "127.0.0.1", "--add-config", "connection_creation_rate=5")
+	out := configs("--describe", "--entity-type", "users", "--entity-name", "alice", "--entity-type", "clients", "--entity-default")
+	for _, want := range []string{"producer_byte_rate=1048576.0", "request_percentage=50.0", "user-principal 'alice'", "default client-id"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("describe alice's default client: no %q in\n%s", want, out)
+		}
+	}
+	out = configs("--describe", "--entity-type", "ips", "--entity-name", "127.0.0.1")
+	if !strings.Contains(out, "connection_creation_rate=5.0") {
+		t.Errorf("describe ip: %s", out)
+	}
 }
