@@ -4,6 +4,7 @@ import (
 	"math"
 	"sort"
 	"sync"
+	"sync/atomic"
 )
 
 // Kind is a quota the Manager measures.
@@ -67,7 +68,10 @@ type Config struct {
 // answers throttle times. It is safe for concurrent use; time is passed in.
 type Manager struct {
 	cfg Config
-	mu  struct {
+	// table is also read without the lock, so that requests of a kind no
+	// quota is set for take no lock at all.
+	table atomic.Pointer[Table]
+	mu    struct {
 		sync.Mutex
 		table       *Table
 		kinds       [numKinds]map[Bucket]*bucketState
@@ -93,6 +97,7 @@ func NewManager(cfg Config) *Manager {
 	cfg.ControllerWindows = cfg.ControllerWindows.valid()
 	m := &Manager{cfg: cfg}
 	m.mu.table = EmptyTable
+	m.table.Store(EmptyTable)
 	for i := range m.mu.kinds {
 		m.mu.kinds[i] = map[Bucket]*bucketState{}
 	}
@@ -105,6 +110,7 @@ func (m *Manager) SetTable(t *Table) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.mu.table = t
+	m.table.Store(t)
 }
 
 // Table is the configured quotas.
@@ -124,9 +130,7 @@ func (m *Manager) windowsOf(k Kind) Windows {
 // Enabled reports whether any entity sets kind's quota; when none does,
 // Record does nothing and returns 0.
 func (m *Manager) Enabled(k Kind) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.mu.table.Uses(k.Key())
+	return m.table.Load().Uses(k.Key())
 }
 
 // stateLocked returns the bucket of kind that a request of user and
@@ -152,6 +156,9 @@ func (m *Manager) stateLocked(k Kind, user, clientID string, nowMs int64) (*buck
 // including value, stays within its quota. Request throttles are bounded
 // by one window, as Kafka bounds them.
 func (m *Manager) Record(k Kind, user, clientID string, value float64, nowMs int64) (throttleMs int64) {
+	if !m.Enabled(k) {
+		return 0
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if !m.mu.table.Uses(k.Key()) {
@@ -193,6 +200,9 @@ func (m *Manager) Unrecord(k Kind, user, clientID string, value float64, nowMs i
 // can be sized to fit (Kafka's maxValueInQuotaWindow); +Inf without a
 // quota.
 func (m *Manager) MaxValueInWindow(k Kind, user, clientID string) float64 {
+	if !m.Enabled(k) {
+		return math.Inf(1)
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	bound, _, ok := m.mu.table.Resolve(k.Key(), user, clientID)
