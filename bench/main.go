@@ -108,7 +108,7 @@ func parseFlags(args []string) (options, error) {
 	fs.Float64Var(&o.e2eMBps, "e2e-mbps", o.e2eMBps, "produce rate of the end-to-end workload e, MB/s")
 	fs.IntVar(&o.manyPartitions, "partitions", o.manyPartitions, "partitions of workload f")
 	fs.Float64Var(&o.manyPartitionRate, "partition-rate", o.manyPartitionRate, "records/s per partition in workload f")
-	fs.StringVar(&o.workloadIDs, "workloads", o.workloadIDs, "comma-separated workloads to run (a to l)")
+	fs.StringVar(&o.workloadIDs, "workloads", o.workloadIDs, "comma-separated workloads to run (a to l; k runs only when named)")
 	fs.StringVar(&targets, "targets", strings.Join(o.targets, ","), "brokers to compare: samsa, kafka, kfake")
 	fs.StringVar(&o.workDir, "workdir", o.workDir, "directory for broker data and probe files")
 	fs.StringVar(&o.profileDir, "profile", "", "write Samsa's CPU, alloc, mutex and block profiles per workload under this directory")

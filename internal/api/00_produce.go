@@ -100,6 +100,7 @@ func (b *Broker) Prepare(req *network.Request) {
 
 func handleProduce(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.ProduceRequest)
+	c.recordProduce(len(c.req.Body))
 	if req.Version >= 13 {
 		resolveProduceTopicIDs(b, req)
 	}
@@ -160,7 +161,7 @@ func produce(b *Broker, c *call, req *kmsg.ProduceRequest) {
 		// An acks=0 producer reads no answer, so, as Kafka does, a failed
 		// partition closes the connection: the client sees it and refreshes
 		// its metadata instead of writing on into the void.
-		c.req.Respond(network.Response{None: true, Close: produceFailed(resp)})
+		c.req.Respond(network.Response{None: true, Close: produceFailed(resp), ThrottleMs: c.throttleOnReply()})
 		return
 	}
 	b.replyProduce(c, req, resp)

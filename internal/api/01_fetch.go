@@ -113,6 +113,8 @@ func handleFetch(b *Broker, c *call, r kmsg.Request) {
 		readCommitted: c.version >= 4 && req.IsolationLevel == 1,
 		replicaID:     fetchReplicaID(c.version, req),
 	}
+	c.quota.exempt = op.replicaID >= 0
+	op.quotaMaxBytes = c.fetchQuotaMaxBytes()
 	results, bytes, respondNow := op.read(getFetchResults())
 	op.scratch = results
 	if op.remoteWanted() {
@@ -120,7 +122,7 @@ func handleFetch(b *Broker, c *call, r kmsg.Request) {
 		op.startRemote()
 		return
 	}
-	if bytes >= int64(req.MinBytes) || req.MaxWaitMillis <= 0 || respondNow || len(targets) == 0 {
+	if bytes >= op.minBytes() || req.MaxWaitMillis <= 0 || respondNow || len(targets) == 0 {
 		op.respond(results)
 		putFetchResults(results)
 		return
@@ -145,6 +147,9 @@ type fetchOp struct {
 	// replicaID is the follower fetching (fetch_replica.go), -1 for a
 	// consumer.
 	replicaID int32
+	// quotaMaxBytes bounds the response under the consumer's
+	// consumer_byte_rate (quota.go), math.MaxInt64 without one.
+	quotaMaxBytes int64
 
 	done    atomic.Bool
 	pending atomic.Int64
@@ -166,6 +171,9 @@ func (op *fetchOp) read(dst []fetchPartitionResult) (results []fetchPartitionRes
 	remaining := int64(op.req.MaxBytes)
 	if op.c.version < 3 || remaining <= 0 {
 		remaining = int64(op.b.Config().MessageMaxBytes) * 50
+	}
+	if op.quotaMaxBytes > 0 {
+		remaining = min(remaining, op.quotaMaxBytes)
 	}
 	results = slices.Grow(dst[:0], len(op.targets))
 	for i, t := range op.targets {
@@ -335,7 +343,7 @@ func (op *fetchOp) recheck() {
 		}
 		results, bytes, respondNow := op.read(op.scratch)
 		op.scratch = results
-		if bytes >= int64(op.req.MinBytes) || respondNow {
+		if bytes >= op.minBytes() || respondNow {
 			if op.complete(results) {
 				putFetchResults(results)
 			}
@@ -345,6 +353,15 @@ func (op *fetchOp) recheck() {
 			return
 		}
 	}
+}
+
+// minBytes is min_bytes, bounded by what the consumer's quota lets one
+// fetch return (Kafka's fetchMinBytes).
+func (op *fetchOp) minBytes() int64 {
+	if op.quotaMaxBytes > 0 {
+		return min(int64(op.req.MinBytes), op.quotaMaxBytes)
+	}
+	return int64(op.req.MinBytes)
 }
 
 func (op *fetchOp) expire() {
@@ -403,6 +420,20 @@ func putFetchResults(r []fetchPartitionResult) {
 }
 
 func (op *fetchOp) respond(results []fetchPartitionResult) {
+	var total int64
+	for i := range results {
+		total += results[i].bytes
+	}
+	if throttleMs := op.c.recordFetch(total); throttleMs > 0 {
+		// Throttled: no records, and the bytes did not count (Kafka's
+		// getThrottledResponse).
+		sessionID := int32(0)
+		if op.session != nil {
+			sessionID = op.session.id
+		}
+		op.c.req.Respond(withFetchThrottle(writeFetchResponse(op.c.version, 0, sessionID, nil), throttleMs))
+		return
+	}
 	for i := range results {
 		op.b.Metrics.BytesOut(results[i].topic, results[i].bytes)
 	}

@@ -36,6 +36,7 @@ func init() {
 func handleCreateTopics(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.CreateTopicsRequest)
 	b.authorizeCreateTopics(c, req)
+	b.limitCreateTopics(c, req)
 	if b.forwarded(c, req) {
 		return
 	}

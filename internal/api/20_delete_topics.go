@@ -27,6 +27,7 @@ func init() {
 func handleDeleteTopics(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.DeleteTopicsRequest)
 	b.authorizeDeleteTopics(c, req)
+	b.limitDeleteTopics(c, req)
 	if b.forwarded(c, req) {
 		return
 	}

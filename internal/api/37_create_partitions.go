@@ -24,6 +24,7 @@ func init() {
 func handleCreatePartitions(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.CreatePartitionsRequest)
 	b.authorizeCreatePartitions(c, req)
+	b.limitCreatePartitions(c, req)
 	if b.forwarded(c, req) {
 		return
 	}

@@ -32,6 +32,7 @@ import (
 	"github.com/samsa-streaming/samsa/internal/network"
 	"github.com/samsa-streaming/samsa/internal/partition"
 	"github.com/samsa-streaming/samsa/internal/quorum"
+	"github.com/samsa-streaming/samsa/internal/quota"
 	"github.com/samsa-streaming/samsa/internal/telemetry"
 	"github.com/samsa-streaming/samsa/internal/tier"
 	"github.com/samsa-streaming/samsa/internal/txn"
@@ -83,6 +84,9 @@ type Broker struct {
 	// Remote reads the remote tier of tiered partitions (fetch_remote.go);
 	// nil when tiered storage is off.
 	Remote *tier.Reader
+	// Quotas measures clients against their quotas (quota.go); nil for
+	// none.
+	Quotas *quota.Manager
 	Logger *slog.Logger
 	// Now is the clock; tests may replace it.
 	Now func() time.Time
@@ -214,6 +218,8 @@ type call struct {
 	// enveloped marks a request a broker forwarded in an Envelope: it is
 	// decided here and never forwarded again.
 	enveloped bool
+	// quota is the request's client-quota state (quota.go).
+	quota callQuota
 }
 
 // reply encodes resp at the request's version and sends it.
@@ -221,8 +227,14 @@ func (c *call) reply(resp kmsg.Response) {
 	if c.amend != nil {
 		c.amend(resp)
 	}
+	throttleMs := c.throttleOnReply()
+	if t, ok := resp.(kmsg.SetThrottleResponse); ok && throttleMs > 0 {
+		t.SetThrottle(throttleMs)
+	}
 	resp.SetVersion(c.version)
-	c.req.Respond(network.BytesResponse(resp.AppendTo(nil)))
+	out := network.BytesResponse(resp.AppendTo(nil))
+	out.ThrottleMs = throttleMs
+	c.req.Respond(out)
 }
 
 // Handle implements network.Handler.
@@ -257,7 +269,10 @@ func (b *Broker) Handle(ctx context.Context, req *network.Request) {
 			return
 		}
 	}
-	h.handle(b, &call{req: req, version: req.APIVersion, start: b.Now()}, body)
+	c := &call{req: req, version: req.APIVersion, start: b.Now()}
+	c.quota.broker = b
+	h.handle(b, c, body)
+	c.handled()
 }
 
 func strptr(s string) *string { return &s }

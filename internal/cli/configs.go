@@ -118,6 +118,7 @@ func newConfigsDescribeCommand(opts *globalOptions) *cobra.Command {
 	var (
 		target configTarget
 		all    bool
+		quota  quotaEntityFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "describe",
@@ -131,6 +132,9 @@ config with its effective value and where that value comes from.`,
   samsa configs describe --client-metrics producers`,
 		Args: argsNone,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if quota.given(cmd) {
+				return runQuotasDescribe(cmd, opts, &quota, all)
+			}
 			kind, name, err := target.resolve(cmd)
 			if err != nil {
 				return err
@@ -195,6 +199,7 @@ config with its effective value and where that value comes from.`,
 	}
 	target.addFlags(cmd, opts)
 	cmd.Flags().BoolVar(&all, "all", false, "show every config, not only the dynamically set ones")
+	quota.addFlags(cmd)
 	return cmd
 }
 
@@ -203,6 +208,7 @@ func newConfigsAlterCommand(opts *globalOptions) *cobra.Command {
 		target     configTarget
 		setFlags   []string
 		deleteKeys []string
+		quota      quotaEntityFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "alter",
@@ -217,6 +223,9 @@ restores its default (or the broker-level value, for a topic).`,
       --set interval.ms=60000 --set match=client_software_name=apache-kafka-java`,
 		Args: argsNone,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if quota.given(cmd) {
+				return runQuotasAlter(cmd, opts, &quota, setFlags, deleteKeys)
+			}
 			kind, name, err := target.resolve(cmd)
 			if err != nil {
 				return err
@@ -251,6 +260,10 @@ restores its default (or the broker-level value, for a topic).`,
 	target.addFlags(cmd, opts)
 	cmd.Flags().StringArrayVar(&setFlags, "set", nil, "set a config key=value, repeatable")
 	cmd.Flags().StringArrayVar(&deleteKeys, "delete", nil, "remove a config, repeatable")
+	// kafka-configs' spellings, and its client quota entities.
+	cmd.Flags().StringArrayVar(&setFlags, "add-config", nil, "the same as --set; key=value[,key=value...] for quotas")
+	cmd.Flags().StringArrayVar(&deleteKeys, "delete-config", nil, "the same as --delete")
+	quota.addFlags(cmd)
 	return cmd
 }
 

@@ -39,6 +39,7 @@ var topLevelCommands = []commandConstructor{
 	newCertsCommand,
 	newUsersCommand,
 	newTokensCommand,
+	newQuotasCommand,
 }
 
 // Execute runs samsa with the process's arguments and standard streams, and

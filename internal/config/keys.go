@@ -78,6 +78,7 @@ var brokerKeys = slices.Concat(
 	schemaValidationBrokerKeys,
 	tokenBrokerKeys,
 	metricsAuthBrokerKeys,
+	quotaBrokerKeys,
 )
 
 // coreBrokerKeys is Kafka's KafkaConfig subset a single Samsa node uses, plus

@@ -8,8 +8,12 @@ const listenerPrefix = "listener.name."
 
 // listenerOverridable reports whether key may be set per listener. Kafka
 // allows it for the security keys: ssl.*, sasl.* and the
-// <mechanism>.sasl.jaas.config form of SASL.
+// <mechanism>.sasl.jaas.config form of SASL, and for
+// max.connection.creation.rate.
 func listenerOverridable(key string) bool {
+	if key == "max.connection.creation.rate" {
+		return true
+	}
 	if strings.HasPrefix(key, "ssl.") || strings.HasPrefix(key, "sasl.") {
 		return true
 	}

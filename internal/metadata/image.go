@@ -4,6 +4,8 @@ import (
 	"maps"
 	"slices"
 	"sort"
+
+	"github.com/samsa-streaming/samsa/internal/quota"
 )
 
 // Image is an immutable view of the cluster metadata after applying every
@@ -34,6 +36,9 @@ type Image struct {
 	// tokens holds the delegation tokens by id (tokens.go); shared between
 	// images until a token record changes them.
 	tokens map[string]DelegationToken
+	// quotas are the client quotas (quotas.go); nil for none, shared
+	// between images until a ClientQuotaRecord changes them.
+	quotas *quota.Table
 }
 
 // Topic is a topic and its partitions; Partitions[i].Partition == i.
@@ -203,7 +208,8 @@ func (img *Image) Records() []Record {
 	recs = append(recs, img.featureRecords()...)
 	recs = append(recs, img.aclRecords()...)
 	recs = append(recs, img.scramRecords()...)
-	return append(recs, img.tokenRecords()...)
+	recs = append(recs, img.tokenRecords()...)
+	return append(recs, img.quotaRecords()...)
 }
 
 func (img *Image) clone() *Image {
@@ -219,6 +225,7 @@ func (img *Image) clone() *Image {
 		acls:           img.acls,
 		scram:          img.scram,
 		tokens:         img.tokens,
+		quotas:         img.quotas,
 	}
 }
 
@@ -299,6 +306,8 @@ func (img *Image) apply(r Record) {
 		img.applyFeatureLevel(r)
 	case *AccessControlEntryRecord, *RemoveAccessControlEntryRecord:
 		img.applyACL(r)
+	case *ClientQuotaRecord:
+		img.applyClientQuota(r)
 	default:
 		_ = img.applyScram(r) || img.applyToken(r)
 	}

@@ -276,6 +276,8 @@ func Decode(b []byte) (Record, error) {
 		r = new(AccessControlEntryRecord)
 	case TypeRemoveAccessControlEntry:
 		r = new(RemoveAccessControlEntryRecord)
+	case TypeClientQuota:
+		r = new(ClientQuotaRecord)
 	default:
 		if r = decodeScramRecord(RecordType(typ)); r == nil {
 			r = decodeTokenRecord(RecordType(typ))
@@ -292,6 +294,11 @@ func Decode(b []byte) (Record, error) {
 	}
 	if c, ok := r.(*PartitionChangeRecord); ok && len(c.Replicas) == 0 && (len(c.AddingReplicas) > 0 || len(c.RemovingReplicas) > 0) {
 		return nil, fmt.Errorf("%w: partition change with adding or removing replicas but no replicas", ErrCorrupt)
+	}
+	if q, ok := r.(*ClientQuotaRecord); ok {
+		if err := checkClientQuota(q); err != nil {
+			return nil, err
+		}
 	}
 	return r, nil
 }

@@ -102,6 +102,14 @@ type Config struct {
 	// MaxConnectionsPerIP is max.connections.per.ip (0 = unlimited). As in
 	// Kafka, a connection over the limit is closed as soon as it is accepted.
 	MaxConnectionsPerIP int
+	// MaxConnectionsPerIPOverrides is max.connections.per.ip.overrides: a
+	// limit per IP (or host name, matched against the IP's text) in place
+	// of MaxConnectionsPerIP.
+	MaxConnectionsPerIPOverrides map[string]int
+
+	// ConnectionRates, when set, limits how fast connections are created
+	// (KIP-612; see connection_rate.go).
+	ConnectionRates ConnectionRates
 
 	// SocketSendBufferBytes is socket.send.buffer.bytes (102400); -1 keeps the
 	// OS default. Measured on Linux: below about 64 KiB, sendfile stalls on

@@ -76,6 +76,9 @@ type connection struct {
 		// connection once pending is empty.
 		readerStopped bool
 		closed        bool
+		// mutedUntil is when the connection's quota throttle ends
+		// (Response.ThrottleMs); the reader reads nothing before it.
+		mutedUntil time.Time
 	}
 }
 
@@ -161,6 +164,10 @@ func (c *connection) readLoop() {
 			return
 		case <-s.stopReading:
 			c.stopReading()
+			return
+		}
+		if !c.awaitUnmuted() {
+			<-c.inFlight
 			return
 		}
 		start := time.Now()
@@ -310,6 +317,15 @@ func (c *connection) addPending(req *Request) bool {
 			c.server.counters.requestsReadAhead.Add(1)
 		}
 		if !ordered || c.mu.holding == 0 && (req.pipelined || c.mu.unanswered == 0) {
+			// A request read ahead while the one before it was throttled
+			// waits out the mute too (throttle.go).
+			if muted := time.Until(c.mu.mutedUntil); muted > 0 {
+				c.mu.Unlock()
+				if !c.awaitUnmuted() {
+					return false
+				}
+				continue
+			}
 			break
 		}
 		c.mu.Unlock()
@@ -449,6 +465,7 @@ func (c *connection) complete(req *Request, resp Response) {
 	}
 	req.response = resp
 	req.timings.Responded = time.Now()
+	c.muteLocked(resp.ThrottleMs, req.timings.Responded)
 	c.mu.Unlock()
 	if let {
 		c.signalTurn()

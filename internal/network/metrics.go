@@ -42,6 +42,10 @@ type counters struct {
 	handlerIdleNanos    atomic.Int64
 	handlerBusyNanos    atomic.Int64
 	networkBusyNanos    atomic.Int64
+	// connectionsThrottled counts mutes for client quotas; and
+	// connectionsRateLimited connections refused for connection_creation_rate.
+	connectionsThrottled   atomic.Uint64
+	connectionsRateLimited atomic.Uint64
 }
 
 // noteQueueSize raises the queue-size high-water mark to size.
@@ -63,6 +67,11 @@ type Stats struct {
 	ConnectionsAccepted uint64
 	// ConnectionsRejected counts connections closed for max.connections.per.ip.
 	ConnectionsRejected uint64
+	// ConnectionsThrottled counts connections muted for a client quota;
+	// ConnectionsRateLimited connections refused for an IP's
+	// connection_creation_rate.
+	ConnectionsThrottled   uint64
+	ConnectionsRateLimited uint64
 
 	// RequestQueueSize is the number of requests waiting for a handler now
 	// (Kafka's RequestQueueSize); RequestQueueSizeMax its high-water mark.
@@ -158,6 +167,10 @@ var statDescs = []statDesc{
 		func(s *Stats) float64 { return float64(s.ConnectionsAccepted) }},
 	{newStatDesc("connections_rejected_total", "Connections closed for max.connections.per.ip."), prometheus.CounterValue,
 		func(s *Stats) float64 { return float64(s.ConnectionsRejected) }},
+	{newStatDesc("connections_throttled_total", "Times a connection was muted for a client quota."), prometheus.CounterValue,
+		func(s *Stats) float64 { return float64(s.ConnectionsThrottled) }},
+	{newStatDesc("connections_rate_limited_total", "Connections refused for an IP's connection_creation_rate."), prometheus.CounterValue,
+		func(s *Stats) float64 { return float64(s.ConnectionsRateLimited) }},
 	{newStatDesc("request_queue_size", "Requests waiting for a handler."), prometheus.GaugeValue,
 		func(s *Stats) float64 { return float64(s.RequestQueueSize) }},
 	{newStatDesc("request_queue_capacity", "queued.max.requests."), prometheus.GaugeValue,

@@ -252,6 +252,9 @@ func (s *Server) accept(listener net.Listener, spec *ListenerSpec) {
 		}
 		backoff = 0
 		s.serve(netConn, spec)
+		if !s.awaitListenerRate(listenerName) {
+			return
+		}
 	}
 }
 
@@ -267,7 +270,7 @@ func (s *Server) serve(netConn net.Conn, spec *ListenerSpec) {
 		s.releaseConnectionSlot()
 		return
 	}
-	if limit := s.cfg.MaxConnectionsPerIP; limit > 0 && s.mu.connectionsPerIP[remoteIP] >= limit {
+	if limit := s.perIPLimit(remoteIP); limit > 0 && s.mu.connectionsPerIP[remoteIP] >= limit {
 		s.mu.Unlock()
 		s.counters.connectionsRejected.Add(1)
 		netConn.Close()
@@ -275,6 +278,14 @@ func (s *Server) serve(netConn net.Conn, spec *ListenerSpec) {
 		s.logger.Info("connection rejected: max.connections.per.ip reached",
 			"listener", listenerName, "remote", remoteIP, "limit", limit)
 		return
+	}
+	if s.cfg.ConnectionRates != nil {
+		if throttleMs := s.cfg.ConnectionRates.AdmitIP(remoteIP, time.Now().UnixMilli()); throttleMs > 0 {
+			s.mu.Unlock()
+			s.releaseConnectionSlot()
+			s.refuseForRate(netConn, listenerName, remoteIP, throttleMs)
+			return
+		}
 	}
 	s.mu.connectionsPerIP[remoteIP]++
 	s.setSocketOptions(netConn)
@@ -410,28 +421,30 @@ func (s *Server) connectionsSnapshot() []*connection {
 func (s *Server) Stats() Stats {
 	now := time.Now()
 	stats := Stats{
-		ConnectionsActive:    s.counters.connectionsActive.Load(),
-		ConnectionsAccepted:  s.counters.connectionsAccepted.Load(),
-		ConnectionsRejected:  s.counters.connectionsRejected.Load(),
-		RequestQueueSize:     len(s.queue),
-		RequestQueueSizeMax:  s.counters.requestQueueMax.Load(),
-		RequestQueueCapacity: cap(s.queue),
-		ReadersBlocked:       s.counters.readersBlocked.Load(),
-		QueueFullWaits:       s.counters.queueFullWaits.Load(),
-		RequestsReceived:     s.counters.requestsReceived.Load(),
-		RequestsReadAhead:    s.counters.requestsReadAhead.Load(),
-		ReadAheadWaits:       s.counters.readAheadWaits.Load(),
-		RequestsRejected:     s.counters.requestsRejected.Load(),
-		ResponsesSent:        s.counters.responsesSent.Load(),
-		ResponsesDropped:     s.counters.responsesDropped.Load(),
-		BytesReceived:        s.counters.bytesReceived.Load(),
-		BytesSent:            s.counters.bytesSent.Load(),
-		SendfileBytes:        s.counters.sendfileBytes.Load(),
-		CopiedFileBytes:      s.counters.copiedFileBytes.Load(),
-		TLSHandshakesFailed:  s.counters.tlsHandshakesFailed.Load(),
-		NetworkBusy:          time.Duration(s.counters.networkBusyNanos.Load()),
-		NumIOThreads:         s.cfg.NumIOThreads,
-		NumNetworkThreads:    s.cfg.NumNetworkThreads,
+		ConnectionsActive:      s.counters.connectionsActive.Load(),
+		ConnectionsAccepted:    s.counters.connectionsAccepted.Load(),
+		ConnectionsRejected:    s.counters.connectionsRejected.Load(),
+		ConnectionsThrottled:   s.counters.connectionsThrottled.Load(),
+		ConnectionsRateLimited: s.counters.connectionsRateLimited.Load(),
+		RequestQueueSize:       len(s.queue),
+		RequestQueueSizeMax:    s.counters.requestQueueMax.Load(),
+		RequestQueueCapacity:   cap(s.queue),
+		ReadersBlocked:         s.counters.readersBlocked.Load(),
+		QueueFullWaits:         s.counters.queueFullWaits.Load(),
+		RequestsReceived:       s.counters.requestsReceived.Load(),
+		RequestsReadAhead:      s.counters.requestsReadAhead.Load(),
+		ReadAheadWaits:         s.counters.readAheadWaits.Load(),
+		RequestsRejected:       s.counters.requestsRejected.Load(),
+		ResponsesSent:          s.counters.responsesSent.Load(),
+		ResponsesDropped:       s.counters.responsesDropped.Load(),
+		BytesReceived:          s.counters.bytesReceived.Load(),
+		BytesSent:              s.counters.bytesSent.Load(),
+		SendfileBytes:          s.counters.sendfileBytes.Load(),
+		CopiedFileBytes:        s.counters.copiedFileBytes.Load(),
+		TLSHandshakesFailed:    s.counters.tlsHandshakesFailed.Load(),
+		NetworkBusy:            time.Duration(s.counters.networkBusyNanos.Load()),
+		NumIOThreads:           s.cfg.NumIOThreads,
+		NumNetworkThreads:      s.cfg.NumNetworkThreads,
 	}
 	s.mu.Lock()
 	started := s.mu.state != serverNew && !s.startTime.IsZero()

@@ -201,6 +201,11 @@ type Response struct {
 	None bool
 	// Close asks the connection to close after this response (or at once when None).
 	Close bool
+	// ThrottleMs, when positive, mutes the connection once the response is
+	// sent (or, with None, at once): its reader reads no further request
+	// for that long (KIP-219), so a client that ignores throttle_time_ms
+	// still cannot go faster or pile up requests.
+	ThrottleMs int32
 }
 
 // NoResponse is the response for requests that get no reply.

@@ -27,6 +27,7 @@ import (
 	"github.com/samsa-streaming/samsa/internal/network"
 	"github.com/samsa-streaming/samsa/internal/partition"
 	"github.com/samsa-streaming/samsa/internal/quorum"
+	"github.com/samsa-streaming/samsa/internal/quota"
 	"github.com/samsa-streaming/samsa/internal/replication"
 	"github.com/samsa-streaming/samsa/internal/txn"
 	"github.com/samsa-streaming/samsa/internal/vfs"
@@ -60,8 +61,11 @@ type Node struct {
 	txnElections *txnElections
 	txnPeers     *brokerClients // other brokers, for markers and verification
 	network      *network.Server
-	cancel       context.CancelFunc
-	metrics      *metrics.Metrics
+	// connectionRates measures connection creation per IP and listener
+	// (quotas.go).
+	connectionRates *quota.ConnectionRates
+	cancel          context.CancelFunc
+	metrics         *metrics.Metrics
 	// metricsServer serves /metrics, /healthz and /readyz; nil when
 	// metrics.listener is empty.
 	metricsServer *metrics.Server
@@ -225,6 +229,8 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 	}
 	n.schemaIDs = &schemaIDChecker{}
 	n.broker.SchemaIDs = n.schemaIDs
+	n.connectionRates = quota.NewConnectionRates(quotaWindows(cfg).Windows)
+	n.broker.Quotas = newQuotas(cfg, n.controller, n.connectionRates)
 	n.partitions = partition.NewManager(cfg.NodeID, logs, n.topicConfig, []string{controller.MetadataTopic}, logging.component("log"))
 	n.broker.Partitions = n.partitions
 	n.broker.ForwardToController = n.activeController.request
@@ -282,7 +288,7 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 		return nil, err
 	}
 	n.broker.Metrics = n.metrics
-	n.network, err = network.NewServer(network.Config{
+	n.network, err = network.NewServer(n.withConnectionLimits(network.Config{
 		Observer:                 newRequestLog(n.metrics, logging.component("request"), cfg.LogRequestSampleRate),
 		Listeners:                listeners,
 		AcceptAfterOpen:          true,
@@ -308,7 +314,7 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 		// Kafka's producers (and franz-go's); more would only hold frames.
 		MaxInFlightRequestsPerConnection: 5,
 		PipelinedAPIKeys:                 []int16{0},
-	}, n.broker, logging.component("network"))
+	}), n.broker, logging.component("network"))
 	if err == nil {
 		err = n.network.Start()
 	}
@@ -324,6 +330,7 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 	if n.broker.Authorization != nil {
 		n.metrics.Registry.MustRegister(n.broker.Authorization.Collector())
 	}
+	n.metrics.Registry.MustRegister(quotaCollector{n.broker.Quotas})
 	if cfg.MetricsListener != "" {
 		guard, guardErr := metricsGuard(cfg, n.controller.Image, n.broker.Authorization)
 		if guardErr == nil {

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/samsa-streaming/samsa/internal/bench"
+)
+
+// Noisy neighbour (k): a steady tenant produces 1 KiB records at
+// noisySteadyMBps while a noisy tenant, four producers, produces as fast as
+// it can. The steady tenant's ack latency p99 is measured alone, beside
+// the noisy tenant unthrottled, and beside it under a producer_byte_rate
+// of noisyQuotaMBps, in one run on one broker; the broker's peak RSS is
+// read in both shared phases. In each shared phase the noisy tenant runs
+// for noisyWarmUp first: a fresh quota bucket lets a client take a whole
+// quota span's allowance (quota.window.num - 1 windows) at once, as in
+// Kafka, and the figure wanted is the quota's steady state.
+const (
+	noisySteadyMBps = 5
+	noisyQuotaMBps  = 10
+	noisyWarmUp     = 11 * time.Second
+	// noisyBufferBytes bounds each noisy producer's buffer, so its backlog
+	// drains soon after its run under the quota.
+	noisyBufferBytes = 4 << 20
+)
+
+func quotaWorkloads() []workload {
+	return []workload{{
+		id: "k", title: fmt.Sprintf("noisy neighbour: a tenant at %d MB/s beside one producing as fast as it can, without and with a %d MB/s producer_byte_rate", noisySteadyMBps, noisyQuotaMBps),
+		metrics: []metric{
+			{key: "nn_alone_p99_ms", label: "steady tenant ack p99, alone (ms)", lowerIsBetter: true, digits: 2},
+			{key: "nn_noisy_p99_ms", label: "steady tenant ack p99, noisy tenant unthrottled (ms)", lowerIsBetter: true, digits: 2},
+			{key: "nn_quota_p99_ms", label: "steady tenant ack p99, noisy tenant under quota (ms)", lowerIsBetter: true, digits: 2},
+			{key: "nn_noisy_mbps", label: "noisy tenant over its run, warm-up included, unthrottled (MB/s)", digits: 1},
+			{key: "nn_quota_mbps", label: "noisy tenant over its run, warm-up included, under quota (MB/s)", digits: 1},
+			{key: "nn_noisy_rss_mb", label: "broker peak RSS, noisy tenant unthrottled (MB)", lowerIsBetter: true, digits: 0},
+			{key: "nn_quota_rss_mb", label: "broker peak RSS, noisy tenant under quota (MB)", lowerIsBetter: true, digits: 0},
+		},
+		run: runNoisyNeighbour,
+	}}
+}
+
+func runNoisyNeighbour(ctx context.Context, env *runEnv) (sample, error) {
+	for _, topic := range []string{"steady", "noisy"} {
+		if err := createTopic(ctx, env, topic, 12); err != nil {
+			return nil, err
+		}
+	}
+	spec := produceSpec{recordBytes: 1024, acks: 1, producers: 1}
+	steady := spec.config(env, "steady")
+	steady.ClientOpts = []kgo.Opt{kgo.ClientID("steady")}
+	steady.RecordsPerSecond = noisySteadyMBps * 1e6 / 1024
+	noisy := spec.config(env, "noisy")
+	noisy.ClientOpts = []kgo.Opt{kgo.ClientID("noisy")}
+	noisy.Producers = 4
+	noisy.Progress = nil
+	noisy.Duration = env.opts.duration + noisyWarmUp
+	noisy.BufferBytes = noisyBufferBytes
+
+	s := sample{}
+	alone, err := bench.Produce(ctx, steady)
+	if err == nil {
+		err = resultError(alone)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("steady tenant alone: %w", err)
+	}
+	s[recordsKey] = float64(alone.Records)
+	s["nn_alone_p99_ms"] = ms(alone.Latency.P99)
+	shared := func(phase string) error {
+		p, err := beginPhase(env)
+		if err != nil {
+			return err
+		}
+		var wg sync.WaitGroup
+		var noisyResult bench.Result
+		var noisyErr error
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			noisyResult, noisyErr = bench.Produce(ctx, noisy)
+		}()
+		select {
+		case <-time.After(noisyWarmUp):
+		case <-ctx.Done():
+		}
+		steadyResult, err := bench.Produce(ctx, steady)
+		wg.Wait()
+		if err == nil {
+			err = resultError(steadyResult)
+		}
+		if err == nil {
+			err = noisyErr
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", phase, err)
+		}
+		_, rss, err := p.end()
+		if err != nil {
+			return err
+		}
+		s["nn_"+phase+"_p99_ms"] = ms(steadyResult.Latency.P99)
+		s["nn_"+phase+"_mbps"] = noisyResult.MBPerSecond()
+		s["nn_"+phase+"_rss_mb"] = rss
+		return nil
+	}
+	if err := shared("noisy"); err != nil {
+		return nil, err
+	}
+	if err := setProducerQuota(ctx, env.broker.addr, "noisy", noisyQuotaMBps*1e6); err != nil {
+		// kfake has no quotas: the last phase is left out.
+		if env.log != nil {
+			fmt.Fprintf(env.log, "  no quota phase: %v\n", err)
+		}
+		return s, nil
+	}
+	if err := shared("quota"); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// setProducerQuota sets producer_byte_rate for a client id.
+func setProducerQuota(ctx context.Context, addr, clientID string, bytesPerSecond float64) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	altered, err := kadm.NewClient(cl).AlterClientQuotas(ctx, []kadm.AlterClientQuotaEntry{{
+		Entity: kadm.ClientQuotaEntity{{Type: "client-id", Name: &clientID}},
+		Ops:    []kadm.AlterClientQuotaOp{{Key: "producer_byte_rate", Value: bytesPerSecond}},
+	}})
+	if err != nil {
+		return err
+	}
+	for _, a := range altered {
+		if a.Err != nil {
+			return fmt.Errorf("%w: %s", a.Err, a.ErrMessage)
+		}
+	}
+	return nil
+}
