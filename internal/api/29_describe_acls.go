@@ -3,9 +3,13 @@ package api
 // DescribeAcls (key 29), versions 1-3 (Kafka 4 removed v0).
 //
 // Behavior:
+//   - A filter with an UNKNOWN (0) resource type, pattern type, operation
+//     or permission closes the connection unanswered, before anything else:
+//     Kafka refuses it while parsing (acl_unknown_elements.go).
 //   - Needs DESCRIBE on the cluster, else CLUSTER_AUTHORIZATION_FAILED.
 //   - With no authorizer configured, SECURITY_DISABLED.
-//   - A filter with a code Kafka does not define answers INVALID_REQUEST.
+//   - A filter with another code Kafka does not define answers
+//     INVALID_REQUEST.
 //   - Answered from this node's ACL index (the ACLs of the metadata image it
 //     has applied), grouped by resource pattern as Kafka groups them.
 
@@ -23,6 +27,10 @@ func init() {
 
 func handleDescribeACLs(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.DescribeACLsRequest)
+	if aclElementsUnknown(req.ResourceType, req.ResourcePatternType, req.Operation, req.PermissionType) {
+		b.closeUnparsable(c, "DescribeAclsRequest contains UNKNOWN elements")
+		return
+	}
 	resp := kmsg.NewPtrDescribeACLsResponse()
 	fail := func(err *kerr.Error, message string) {
 		resp.ErrorCode = err.Code

@@ -226,6 +226,7 @@ func TestACLAdminAPIs(t *testing.T) {
 	}
 	dreq := kmsg.NewPtrDescribeACLsRequest()
 	dreq.ResourceType = kmsg.ACLResourceType(42)
+	dreq.Operation, dreq.PermissionType = kmsg.ACLOperationAny, kmsg.ACLPermissionTypeAny
 	if code := env.send(dreq).(*kmsg.DescribeACLsResponse).ErrorCode; code != kerr.InvalidRequest.Code {
 		t.Errorf("describe with an unknown resource type: %v", kerr.ErrorForCode(code))
 	}
