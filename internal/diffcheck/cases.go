@@ -667,7 +667,7 @@ func Cases() []Case {
 			req.ResponsePartitionLimit = 100
 			return req
 		}},
-	}, clientMetricsCases()...)
+	}, append(clientMetricsCases(), aclCases()...)...)
 }
 
 func oneTopicFor(prefix string) func(int16) []kmsg.Request {
