@@ -61,7 +61,8 @@ func handleCreateACLs(b *Broker, c *call, r kmsg.Request) {
 	for _, result := range b.Controller.CreateACLs(ctx, bindings) {
 		res := kmsg.NewCreateACLsResponseResult()
 		res.ErrorCode = result.ErrorCode
-		if result.ErrorMessage != "" {
+		// Kafka's created ACLs carry an empty, not null, error message.
+		if result.ErrorMessage != "" || result.ErrorCode == 0 {
 			res.ErrorMessage = strptr(result.ErrorMessage)
 		}
 		resp.Results = append(resp.Results, res)

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -53,6 +54,68 @@ func TestACLRequestsWithUnknownElementsCloseTheConnection(t *testing.T) {
 				t.Errorf("%s v%d: neither answered nor closed", tc.name, version)
 			}
 			conn.Close()
+		}
+	}
+	stillServes(t, tn)
+}
+
+// TestACLAnswersToUndefinedCodes checks, with an authorizer, Kafka 4.4's
+// answers to codes it does not define (42), measured against a Kafka node
+// (the entry-filter message is AclControlManager's second check):
+// DescribeAcls matches no ACL and answers NONE with an empty message;
+// CreateAcls names the element UNKNOWN; DeleteAcls says which filter part
+// is unknown; a created ACL's result carries an empty message.
+func TestACLAnswersToUndefinedCodes(t *testing.T) {
+	tn := startTestNode(t, "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer", "super.users=User:ANONYMOUS")
+	ctx := testContext(t)
+	client := tn.client()
+
+	create := kmsg.NewPtrCreateACLsRequest()
+	for _, operation := range []kmsg.ACLOperation{kmsg.ACLOperationRead, 42} {
+		creation := kmsg.NewCreateACLsRequestCreation()
+		creation.ResourceType, creation.ResourceName, creation.Principal, creation.Host = kmsg.ACLResourceTypeTopic, "t", "User:a", "*"
+		creation.Operation, creation.PermissionType = operation, kmsg.ACLPermissionTypeAllow
+		create.Creations = append(create.Creations, creation)
+	}
+	created, err := create.RequestWith(ctx, client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := created.Results[0]; r.ErrorCode != 0 || r.ErrorMessage == nil || *r.ErrorMessage != "" {
+		t.Errorf("created ACL: %v %v, want NONE with an empty message", r.ErrorCode, r.ErrorMessage)
+	}
+	if r := created.Results[1]; r.ErrorCode != kerr.InvalidRequest.Code || r.ErrorMessage == nil || *r.ErrorMessage != "Invalid operation UNKNOWN" {
+		t.Errorf("operation 42: %v %v, want INVALID_REQUEST \"Invalid operation UNKNOWN\"", r.ErrorCode, r.ErrorMessage)
+	}
+
+	describe := kmsg.NewPtrDescribeACLsRequest()
+	describe.ResourceType, describe.ResourcePatternType = 42, kmsg.ACLResourcePatternTypeAny
+	describe.Operation, describe.PermissionType = kmsg.ACLOperationAny, kmsg.ACLPermissionTypeAny
+	described, err := describe.RequestWith(ctx, client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if described.ErrorCode != 0 || described.ErrorMessage == nil || *described.ErrorMessage != "" || len(described.Resources) != 0 {
+		t.Errorf("describe resource type 42: %+v, want NONE, no resources", described)
+	}
+
+	deleteRequest := kmsg.NewPtrDeleteACLsRequest()
+	for _, f := range []struct {
+		resourceType kmsg.ACLResourceType
+		permission   kmsg.ACLPermissionType
+	}{{42, kmsg.ACLPermissionTypeAny}, {kmsg.ACLResourceTypeAny, 42}} {
+		filter := kmsg.NewDeleteACLsRequestFilter()
+		filter.ResourceType, filter.ResourcePatternType = f.resourceType, kmsg.ACLResourcePatternTypeAny
+		filter.Operation, filter.PermissionType = kmsg.ACLOperationAny, f.permission
+		deleteRequest.Filters = append(deleteRequest.Filters, filter)
+	}
+	deleted, err := deleteRequest.RequestWith(ctx, client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{"Unknown patternFilter.", "Unknown entryFilter."} {
+		if r := deleted.Results[i]; r.ErrorCode != kerr.InvalidRequest.Code || r.ErrorMessage == nil || *r.ErrorMessage != want {
+			t.Errorf("delete filter %d: %v %v, want INVALID_REQUEST %q", i, r.ErrorCode, r.ErrorMessage, want)
 		}
 	}
 	stillServes(t, tn)
