@@ -344,3 +344,26 @@ func derefString(s *string) string {
 	}
 	return *s
 }
+
+// brokerListOpRefusal is the receiving broker's answer to an APPEND or
+// SUBTRACT of a broker key that is not a list, in Kafka's words
+// (ConfigAdminManager.prepareIncrementalConfigs): INVALID_CONFIG "Config
+// value append is not allowed for config key: <key>". Nil when every
+// operation may go on.
+func brokerListOpRefusal(ops []kmsg.IncrementalAlterConfigsRequestResourceConfig) *resourceResult {
+	for _, op := range ops {
+		if op.Op != kmsg.IncrementalAlterConfigOpAppend && op.Op != kmsg.IncrementalAlterConfigOpSubtract {
+			continue
+		}
+		key, known := config.LookupBroker(op.Name)
+		if !known || key.Type == kmsg.ConfigTypeList {
+			continue
+		}
+		verb := "append"
+		if op.Op == kmsg.IncrementalAlterConfigOpSubtract {
+			verb = "subtract"
+		}
+		return &resourceResult{kerr.InvalidConfig.Code, "Config value " + verb + " is not allowed for config key: " + op.Name}
+	}
+	return nil
+}

@@ -52,6 +52,13 @@ func TestBrokerConfigValidationAnswersKafkasErrors(t *testing.T) {
 			}
 		}
 	}
+	appended, err := adm.AlterBrokerConfigs(ctx, []kadm.AlterConfig{{Op: kadm.AppendConfig, Name: "log.cleaner.threads", Value: s("2")}}, tn.node.cfg.NodeID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(appended) != 1 || appended[0].Err != kerr.InvalidConfig || appended[0].ErrMessage != "Config value append is not allowed for config key: log.cleaner.threads" {
+		t.Errorf("APPEND to log.cleaner.threads: %+v, want Kafka's INVALID_CONFIG", appended)
+	}
 	described, err := adm.DescribeBrokerConfigs(ctx)
 	if err != nil {
 		t.Fatal(err)
