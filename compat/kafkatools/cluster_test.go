@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -91,6 +92,19 @@ func TestKafkaToolsAgainstThreeNodes(t *testing.T) {
 		if statuses["Leader"] != 1 || statuses["Follower"] != 2 {
 			t.Fatalf("describe --replication: want one Leader and two Followers:\n%s", out)
 		}
+	})
+
+	// Kafka 4.4's controllers answer DescribeConfigs (KIP-919): the tool
+	// talks to the controller listeners only.
+	t.Run("kafka-configs --bootstrap-controller", func(t *testing.T) {
+		controller := "127.0.0.1:" + strconv.Itoa(c.Nodes[1].ControllerPort)
+		out := mustTool(t, "", "kafka-configs", "--bootstrap-controller", controller,
+			"--entity-type", "brokers", "--entity-name", "2", "--describe", "--all")
+		mustContain(t, "broker describe --all", out, "All configs for broker 2 are:", "auto.create.topics.enable=false",
+			"min.insync.replicas=1 sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:min.insync.replicas=1")
+		out = mustTool(t, "", "kafka-configs", "--bootstrap-controller", controller,
+			"--entity-type", "brokers", "--entity-default", "--describe")
+		mustContain(t, "cluster defaults", out, "Default configs for brokers in the cluster are:", "min.insync.replicas=1")
 	})
 }
 

@@ -3,9 +3,14 @@ package api
 // DescribeAcls (key 29), versions 1-3 (Kafka 4 removed v0).
 //
 // Behavior:
+//   - A filter with an UNKNOWN (0) resource type, pattern type, operation
+//     or permission closes the connection unanswered, before anything else:
+//     Kafka refuses it while parsing (acl_unknown_elements.go).
 //   - Needs DESCRIBE on the cluster, else CLUSTER_AUTHORIZATION_FAILED.
 //   - With no authorizer configured, SECURITY_DISABLED.
-//   - A filter with a code Kafka does not define answers INVALID_REQUEST.
+//   - A filter with another code Kafka does not define (say 42) matches no
+//     ACL: NONE, no resources.
+//   - Success carries an empty, not null, error message, as Kafka's does.
 //   - Answered from this node's ACL index (the ACLs of the metadata image it
 //     has applied), grouped by resource pattern as Kafka groups them.
 
@@ -23,6 +28,10 @@ func init() {
 
 func handleDescribeACLs(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.DescribeACLsRequest)
+	if aclElementsUnknown(req.ResourceType, req.ResourcePatternType, req.Operation, req.PermissionType) {
+		b.closeUnparsable(c, "DescribeAclsRequest contains UNKNOWN elements")
+		return
+	}
 	resp := kmsg.NewPtrDescribeACLsResponse()
 	fail := func(err *kerr.Error, message string) {
 		resp.ErrorCode = err.Code
@@ -42,8 +51,11 @@ func handleDescribeACLs(b *Broker, c *call, r kmsg.Request) {
 		PatternType: authz.PatternType(req.ResourcePatternType), Principal: req.Principal, Host: req.Host,
 		Operation: authz.Operation(req.Operation), Permission: authz.Permission(req.PermissionType),
 	}
+	// Kafka answers NONE with an empty error message, and a code it does
+	// not define (say 42) matches no ACL.
+	resp.ErrorMessage = strptr("")
 	if filter.Unknown() {
-		fail(kerr.InvalidRequest, "The filter contains an unknown element.")
+		c.reply(resp)
 		return
 	}
 	type pattern struct {

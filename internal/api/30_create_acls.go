@@ -3,6 +3,9 @@ package api
 // CreateAcls (key 30), versions 1-3 (Kafka 4 removed v0).
 //
 // Behavior:
+//   - A creation with an UNKNOWN (0) resource type, pattern type, operation
+//     or permission closes the connection unanswered, before anything else:
+//     Kafka refuses it while parsing (acl_unknown_elements.go).
 //   - Needs ALTER on the cluster, else CLUSTER_AUTHORIZATION_FAILED for
 //     every creation; with no authorizer configured, SECURITY_DISABLED.
 //   - Decided by the active controller (forwarded from other nodes), which
@@ -27,6 +30,12 @@ func init() {
 
 func handleCreateACLs(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.CreateACLsRequest)
+	for _, creation := range req.Creations {
+		if aclElementsUnknown(creation.ResourceType, creation.ResourcePatternType, creation.Operation, creation.PermissionType) {
+			b.closeUnparsable(c, "CreatableAcls contain unknown elements")
+			return
+		}
+	}
 	resp := kmsg.NewPtrCreateACLsResponse()
 	failAll := func(err *kerr.Error, message string) {
 		for range req.Creations {
@@ -52,7 +61,8 @@ func handleCreateACLs(b *Broker, c *call, r kmsg.Request) {
 	for _, result := range b.Controller.CreateACLs(ctx, bindings) {
 		res := kmsg.NewCreateACLsResponseResult()
 		res.ErrorCode = result.ErrorCode
-		if result.ErrorMessage != "" {
+		// Kafka's created ACLs carry an empty, not null, error message.
+		if result.ErrorMessage != "" || result.ErrorCode == 0 {
 			res.ErrorMessage = strptr(result.ErrorMessage)
 		}
 		resp.Results = append(resp.Results, res)

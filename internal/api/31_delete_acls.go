@@ -3,6 +3,9 @@ package api
 // DeleteAcls (key 31), versions 1-3 (Kafka 4 removed v0).
 //
 // Behavior:
+//   - A filter with an UNKNOWN (0) resource type, pattern type, operation
+//     or permission closes the connection unanswered, before anything else:
+//     Kafka refuses it while parsing (acl_unknown_elements.go).
 //   - Needs ALTER on the cluster, else CLUSTER_AUTHORIZATION_FAILED for
 //     every filter; with no authorizer configured, SECURITY_DISABLED.
 //   - Decided by the active controller (forwarded from other nodes): each
@@ -24,6 +27,12 @@ func init() {
 
 func handleDeleteACLs(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.DeleteACLsRequest)
+	for _, f := range req.Filters {
+		if aclElementsUnknown(f.ResourceType, f.ResourcePatternType, f.Operation, f.PermissionType) {
+			b.closeUnparsable(c, "Filters contain UNKNOWN elements")
+			return
+		}
+	}
 	resp := kmsg.NewPtrDeleteACLsResponse()
 	failAll := func(err *kerr.Error, message string) {
 		for range req.Filters {

@@ -16,6 +16,9 @@ package api
 //     INT), as Kafka 4.4 does;
 //     an unknown subscription lists none, an empty name answers
 //     INVALID_REQUEST.
+//   - Served on the controller listener too, as Kafka 4.4's controllers do
+//     (kafka-configs --bootstrap-controller): the same answers, about this
+//     node.
 //   - A null config_names asks for every config; synonyms (v1+) and
 //     documentation (v3+) only when asked.
 
@@ -31,7 +34,10 @@ import (
 	"github.com/samsa-streaming/samsa/internal/telemetry"
 )
 
-func init() { register(32, 1, 4, handleDescribeConfigs) }
+func init() {
+	register(32, 1, 4, handleDescribeConfigs)
+	registerController(32, 1, 4, handleDescribeConfigs)
+}
 
 func handleDescribeConfigs(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.DescribeConfigsRequest)

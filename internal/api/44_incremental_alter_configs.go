@@ -64,6 +64,10 @@ func handleIncrementalAlterConfigs(b *Broker, c *call, r kmsg.Request) {
 			result := b.alterBrokerLogger(rr, req.ValidateOnly)
 			results[i] = &result
 		case rr.ResourceType == kmsg.ConfigResourceTypeBroker && !onController:
+			if refused := brokerListOpRefusal(rr.Configs); refused != nil {
+				results[i] = refused
+				break
+			}
 			results[i] = b.preprocessBroker(rr.ResourceName, changes[i])
 		}
 	}

@@ -20,7 +20,9 @@ package api
 //     controller directly) a BROKER resource only has to be a node id or "".
 
 import (
+	"errors"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -147,13 +149,78 @@ func (b *Broker) preprocessBroker(name string, change func(current map[string]st
 		}
 	}
 	next, err := change(b.Image().Configs(metadata.ResourceBroker, name))
-	if err == nil {
-		err = b.validateOverrides(metadata.ResourceBroker, name, next)
-	}
 	if err != nil {
 		return &resourceResult{configErrorCode(err), err.Error()}
 	}
+	if err := b.validateOverrides(metadata.ResourceBroker, name, next); err != nil {
+		return &resourceResult{brokerValidationErrorCode(err), brokerValidationMessage(err)}
+	}
+	if name == "" {
+		if keys := perBrokerOnlyKeys(next); len(keys) > 0 {
+			return &resourceResult{kerr.InvalidRequest.Code,
+				"Cannot update these configs at default cluster level, broker id must be specified: [" + strings.Join(keys, ", ") + "]"}
+		}
+	}
 	return nil
+}
+
+// brokerValidationErrorCode is the code of a BROKER resource's new
+// overrides refused on the receiving broker. Kafka's ConfigAdminManager
+// turns every failure of DynamicBrokerConfig's validation (a read-only key,
+// a value of the wrong type or out of range) into INVALID_REQUEST, not
+// INVALID_CONFIG as for topics. Kafka stores a broker config name it does
+// not know; Samsa refuses it, with INVALID_CONFIG.
+func brokerValidationErrorCode(err error) int16 {
+	if errors.Is(err, config.ErrUnknownKey) {
+		return kerr.InvalidConfig.Code
+	}
+	return kerr.InvalidRequest.Code
+}
+
+// brokerValidationMessage is err's message as Kafka words it: the keys a
+// read-only refusal names are listed in brackets.
+func brokerValidationMessage(err error) string {
+	var configErr *config.Error
+	if errors.As(err, &configErr) && errors.Is(err, config.ErrReadOnly) {
+		return "Cannot update these configs dynamically: [" + configErr.Key + "]"
+	}
+	return err.Error()
+}
+
+// clusterLevelListenerConfigs are the listener-prefixed configs Kafka lets
+// the cluster-wide defaults set (DynamicListenerConfig's
+// ClusterLevelListenerConfigs); every other listener.name.<listener>.<key>
+// and the reconfigurable listener and SSL keys are per broker only.
+var clusterLevelListenerConfigs = map[string]bool{
+	"max.connections": true, "max.connection.creation.rate": true, "num.network.threads": true,
+}
+
+// perBrokerOnlyConfigs are Kafka's PerBrokerConfigs outside the listener
+// prefix: the reconfigurable SSL keys and the listener definitions.
+var perBrokerOnlyConfigs = map[string]bool{
+	"ssl.keystore.type": true, "ssl.keystore.location": true, "ssl.keystore.password": true, "ssl.key.password": true,
+	"ssl.keystore.key": true, "ssl.keystore.certificate.chain": true, "ssl.truststore.type": true,
+	"ssl.truststore.location": true, "ssl.truststore.password": true, "ssl.truststore.certificates": true,
+	"advertised.listeners": true, "listeners": true, "listener.security.protocol.map": true,
+}
+
+// perBrokerOnlyKeys lists, sorted, the keys of overrides that only one
+// broker's resource may set, never the cluster-wide defaults.
+func perBrokerOnlyKeys(overrides map[string]string) []string {
+	var keys []string
+	for key := range overrides {
+		if perBrokerOnlyConfigs[key] {
+			keys = append(keys, key)
+			continue
+		}
+		if rest, ok := strings.CutPrefix(key, "listener.name."); ok {
+			if _, base, ok := strings.Cut(rest, "."); ok && !clusterLevelListenerConfigs[base] {
+				keys = append(keys, key)
+			}
+		}
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // alterBrokerLogger applies an IncrementalAlterConfigs BROKER_LOGGER
@@ -276,4 +343,27 @@ func derefString(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// brokerListOpRefusal is the receiving broker's answer to an APPEND or
+// SUBTRACT of a broker key that is not a list, in Kafka's words
+// (ConfigAdminManager.prepareIncrementalConfigs): INVALID_CONFIG "Config
+// value append is not allowed for config key: <key>". Nil when every
+// operation may go on.
+func brokerListOpRefusal(ops []kmsg.IncrementalAlterConfigsRequestResourceConfig) *resourceResult {
+	for _, op := range ops {
+		if op.Op != kmsg.IncrementalAlterConfigOpAppend && op.Op != kmsg.IncrementalAlterConfigOpSubtract {
+			continue
+		}
+		key, known := config.LookupBroker(op.Name)
+		if !known || key.Type == kmsg.ConfigTypeList {
+			continue
+		}
+		verb := "append"
+		if op.Op == kmsg.IncrementalAlterConfigOpSubtract {
+			verb = "subtract"
+		}
+		return &resourceResult{kerr.InvalidConfig.Code, "Config value " + verb + " is not allowed for config key: " + op.Name}
+	}
+	return nil
 }

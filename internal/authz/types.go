@@ -233,15 +233,22 @@ func (f Filter) Matches(b Binding) bool {
 // (AclControlManager.validateNewAcl and the broker's checks before it) and
 // returns the INVALID_REQUEST message, or "" when the binding is valid.
 func (b Binding) Validate() string {
+	// Kafka's enums print every code they do not define as UNKNOWN.
+	kafkaName := func(name string) string {
+		if strings.HasPrefix(name, "UNKNOWN(") {
+			return "UNKNOWN"
+		}
+		return name
+	}
 	switch {
 	case !b.ResourceType.Known() || b.ResourceType == ResourceAny:
-		return "Invalid resourceType " + b.ResourceType.String()
+		return "Invalid resourceType " + kafkaName(b.ResourceType.String())
 	case b.PatternType != PatternLiteral && b.PatternType != PatternPrefixed:
-		return "Invalid patternType " + b.PatternType.String()
+		return "Invalid patternType " + kafkaName(b.PatternType.String())
 	case !b.Operation.Known() || b.Operation == OpAny:
-		return "Invalid operation " + b.Operation.String()
+		return "Invalid operation " + kafkaName(b.Operation.String())
 	case b.Permission != PermissionAllow && b.Permission != PermissionDeny:
-		return "Invalid permissionType " + b.Permission.String()
+		return "Invalid permissionType " + kafkaName(b.Permission.String())
 	case b.ResourceName == "":
 		return "Resource name should not be empty"
 	case b.ResourceType == ResourceCluster && b.ResourceName != ClusterName:

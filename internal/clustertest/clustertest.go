@@ -70,10 +70,13 @@ func FreePort(t testing.TB) int {
 
 // Node is one samsa server process.
 type Node struct {
-	t         testing.TB
-	Dir       string
-	Port      int
-	overrides []string
+	t    testing.TB
+	Dir  string
+	Port int
+	// ControllerPort is the CONTROLLER listener's port of a voter started
+	// by StartCluster, 0 for other nodes.
+	ControllerPort int
+	overrides      []string
 	// Host is the address the node listens on, 127.0.0.1 when empty;
 	// Namespace the network namespace it runs in (StartNetworkCluster),
 	// empty for the test's own.
@@ -317,6 +320,7 @@ func startClusterEach(t testing.TB, c *Cluster, n int, each func(i int) []string
 			"listeners=PLAINTEXT://127.0.0.1:" + strconv.Itoa(node.Port),
 		}
 		if i < voterCount {
+			node.ControllerPort = controllerPorts[i]
 			own = []string{
 				"node.id=" + strconv.Itoa(i+1),
 				"process.roles=broker,controller",

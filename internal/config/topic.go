@@ -49,6 +49,9 @@ type TopicConfig struct {
 	// Server's schema id validation (keys_schema_validation.go).
 	KeySchemaValidation   bool
 	ValueSchemaValidation bool
+
+	// ErrorsDeadLetterQueueGroupEnable is errors.deadletterqueue.group.enable.
+	ErrorsDeadLetterQueueGroupEnable bool
 }
 
 // Compact and Delete report the cleanup policies in effect.
@@ -80,6 +83,10 @@ var kafkaTopicKeys = []Key{
 	{Name: "delete.retention.ms", Type: typeLong, Default: "86400000", Check: atLeast(0), Synonym: "log.cleaner.delete.retention.ms",
 		Doc:        "How long delete tombstones are kept in a compacted topic.",
 		topicField: func(t *TopicConfig) any { return &t.DeleteRetentionMs }},
+	{Name: "errors.deadletterqueue.group.enable", Type: typeBoolean, Default: "false",
+		Doc: "Whether share groups may write undeliverable records to this topic as their dead-letter queue (Kafka 4.4). " +
+			"Samsa's share groups have no dead-letter queue yet, so the flag is stored and described but changes nothing.",
+		topicField: func(t *TopicConfig) any { return &t.ErrorsDeadLetterQueueGroupEnable }},
 	{Name: "file.delete.delay.ms", Type: typeLong, Default: "60000", Check: atLeast(0), Synonym: "log.segment.delete.delay.ms",
 		Doc:        "Time to wait before deleting a file from the filesystem.",
 		topicField: func(t *TopicConfig) any { return &t.FileDeleteDelayMs }},

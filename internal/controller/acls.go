@@ -115,7 +115,12 @@ func (c *Controller) DeleteACLs(ctx context.Context, filters []authz.Filter) []A
 	var recs []metadata.Record
 	for i, f := range filters {
 		if f.Unknown() {
-			results[i] = ACLDeletion{ErrorCode: kerr.InvalidRequest.Code, ErrorMessage: "Unknown patternFilter or entryFilter."}
+			// AclControlManager.deleteAcls judges the pattern part first.
+			message := "Unknown entryFilter."
+			if !f.ResourceType.Known() || !f.PatternType.Known() {
+				message = "Unknown patternFilter."
+			}
+			results[i] = ACLDeletion{ErrorCode: kerr.InvalidRequest.Code, ErrorMessage: message}
 			continue
 		}
 		for _, r := range all {

@@ -2,6 +2,7 @@ package diffcheck
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -696,7 +697,7 @@ func Cases() []Case {
 			req.ResponsePartitionLimit = 100
 			return req
 		}},
-	}, append(clientMetricsCases(), tokenCases()...)...)
+	}, slices.Concat(clientMetricsCases(), tokenCases(), aclCases())...)
 }
 
 func oneTopicFor(prefix string) func(int16) []kmsg.Request {

@@ -44,7 +44,9 @@ func TestDifferential(t *testing.T) {
 			t.Error(err)
 		}
 	})
-	samsaNode := clustertest.StartNode(t, "group.initial.rebalance.delay.ms=0")
+	// Configured as the Kafka node is: a combined node with a separate
+	// CONTROLLER listener named in controller.quorum.voters.
+	samsaNode := clustertest.StartCluster(t, 1, "group.initial.rebalance.delay.ms=0").Nodes[0]
 
 	kafka, err := NewSide("kafka", kafkaNode.Addr)
 	if err != nil {

@@ -159,7 +159,7 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 		return nil, err
 	}
 	n.controller = controller.New(controller.Config{
-		BootstrapRecords:         bootstrapRecords,
+		BootstrapRecords:         append(bootstrapClusterConfigs(cfg), bootstrapRecords...),
 		NodeID:                   cfg.NodeID,
 		DefaultNumPartitions:     cfg.NumPartitions,
 		DefaultReplicationFactor: cfg.DefaultReplicationFactor,

@@ -1,0 +1,31 @@
+package server
+
+import (
+	"strconv"
+
+	"github.com/samsa-streaming/samsa/internal/config"
+	"github.com/samsa-streaming/samsa/internal/metadata"
+)
+
+// bootstrapClusterConfigs are the dynamic configs a new cluster starts
+// with, written once with the cluster id by the controller that creates
+// the metadata log.
+//
+// Kafka 4.4 finalizes eligible.leader.replicas.version 1 on a freshly
+// formatted cluster, and its controller first writes the config record that
+// makes ELR safe (ConfigurationControlManager.maybeGenerateElrSafetyRecords):
+// a cluster-level min.insync.replicas, the default broker resource "",
+// holding the controller's static value. From then on every topic without
+// its own override reports min.insync.replicas with source
+// DYNAMIC_DEFAULT_BROKER_CONFIG, and a later change of the static value in
+// server.properties no longer applies. Samsa writes the same record, so a
+// new cluster describes and behaves the same.
+func bootstrapClusterConfigs(cfg *config.Broker) []metadata.Record {
+	value := strconv.Itoa(int(cfg.MinInsyncReplicas))
+	return []metadata.Record{&metadata.ConfigRecord{
+		ResourceType: metadata.ResourceBroker,
+		ResourceName: "",
+		Name:         "min.insync.replicas",
+		Value:        &value,
+	}}
+}
