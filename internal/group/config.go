@@ -38,6 +38,8 @@ type Config struct {
 	NewMemberJoinTimeoutMs int32
 	// ConsumerGroup configures consumer-protocol (KIP-848) groups.
 	ConsumerGroup ConsumerGroupConfig
+	// ShareGroup configures share groups (KIP-932).
+	ShareGroup ShareGroupConfig
 
 	// Topics resolves topic IDs for OffsetCommit and OffsetFetch v10+, which
 	// name topics by ID. Nil means no topic ID resolves (UNKNOWN_TOPIC_ID).
@@ -68,6 +70,7 @@ func DefaultConfig() Config {
 		OffsetsRetentionCheckIntervalMs: 600000,
 		NewMemberJoinTimeoutMs:          300000,
 		ConsumerGroup:                   DefaultConsumerGroupConfig(),
+		ShareGroup:                      DefaultShareGroupConfig(),
 	}
 }
 
@@ -93,6 +96,9 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: offsets.retention.check.interval.ms must be at least 1", ErrInvalidConfig)
 	case c.NewMemberJoinTimeoutMs < 1:
 		return fmt.Errorf("%w: new member join timeout must be at least 1ms", ErrInvalidConfig)
+	}
+	if err := c.ShareGroup.validate(); err != nil {
+		return err
 	}
 	return c.ConsumerGroup.validate()
 }

@@ -360,6 +360,9 @@ func (g *consumerGroup) groupTombstones() []*consumerRecord {
 // type: a GroupMetadata tombstone for a classic group, the consumer group
 // tombstones for a consumer group.
 func (s *shard) groupTombstoneKVs(id string) []KV {
+	if _, ok := s.groups[id].(*shareGroup); ok {
+		return s.shareGroupTombstoneKVs(id)
+	}
 	g, ok := s.groups[id].(*consumerGroup)
 	if !ok {
 		return []KV{groupMetadataKV(id, nil)}

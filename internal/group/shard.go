@@ -184,7 +184,7 @@ func (s *shard) tick(now time.Time) {
 }
 
 func (s *shard) fire(now time.Time, t *timer) {
-	if s.fireConsumerTimer(now, t) {
+	if s.fireConsumerTimer(now, t) || s.fireShareTimer(now, t) {
 		return
 	}
 	if t.key.kind == timerCleanup {
@@ -213,6 +213,9 @@ func (s *shard) fire(now time.Time, t *timer) {
 // Unknown record types are skipped, as Kafka's loader skips them.
 func (s *shard) replay(key, value []byte) error {
 	if handled, err := s.replayConsumerRecord(key, value); handled {
+		return err
+	}
+	if handled, err := s.replayShareRecord(key, value); handled {
 		return err
 	}
 	r, err := DecodeRecord(key, value)
@@ -388,6 +391,7 @@ func (s *shard) checkInvariants() {
 		}
 	}
 	s.checkConsumerInvariants()
+	s.checkShareInvariants()
 }
 
 func (g *classicGroup) checkInvariants() {
