@@ -74,6 +74,8 @@ type Broker struct {
 	Now func() time.Time
 
 	sessions fetchSessionCache
+	// share is the share sessions and share-partitions (share_partitions.go).
+	share shareState
 	// observers are the brokers following the metadata log from this
 	// voter (01_fetch_metadata.go).
 	observers   observerTracker

@@ -39,6 +39,8 @@ type Broker struct {
 	ClusterID                                 string
 	// Tier is the tiered-storage configuration (keys_tier.go).
 	Tier TierConfig
+	// Share is the share-group configuration (keys_share.go).
+	Share ShareConfig
 
 	// Listeners are the sockets to bind. Port 0 asks for an ephemeral port.
 	Listeners []Listener // derived: listeners

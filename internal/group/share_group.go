@@ -44,9 +44,15 @@ type shareMember struct {
 	clientID   string
 	clientHost string
 	subscribed []string
-	// memberEpoch is the group epoch of the member's assignment.
-	memberEpoch int32
-	assigned    assignment
+	// memberEpoch is the group epoch of the member's assignment, and
+	// previousEpoch the one before: a heartbeat may carry either (the
+	// response that moved it may have been lost).
+	memberEpoch   int32
+	previousEpoch int32
+	assigned      assignment
+	// target is the member's assignment at the group epoch; the member
+	// takes it on its next heartbeat.
+	target assignment
 	// sentEpoch is the member epoch of the assignment last sent to the
 	// member; a heartbeat carries the assignment only when it moved.
 	sentEpoch int32
@@ -173,7 +179,7 @@ func (s *shard) shareGroupHeartbeat(now time.Time, client Client, req *kmsg.Shar
 	case req.MemberEpoch > 0 && m == nil:
 		fail(kerr.UnknownMemberID.Code, "")
 		return
-	case req.MemberEpoch > 0 && req.MemberEpoch != m.memberEpoch:
+	case req.MemberEpoch > 0 && req.MemberEpoch != m.memberEpoch && req.MemberEpoch != m.previousEpoch:
 		fail(kerr.FencedMemberEpoch.Code, "The share group member has a smaller member epoch than expected.")
 		return
 	case m == nil && int32(len(g.members)) >= s.config.ShareGroup.MaxSize:
@@ -206,6 +212,9 @@ func (s *shard) shareGroupHeartbeat(now time.Time, client Client, req *kmsg.Shar
 	hash := s.shareMetadataHash(g)
 	if changed || hash != g.metadataHash {
 		s.assignShareGroup(g, g.groupEpoch+1, hash)
+	}
+	if m.memberEpoch != g.groupEpoch {
+		m.previousEpoch, m.memberEpoch, m.assigned = m.memberEpoch, g.groupEpoch, m.target
 	}
 	s.scheduleShareSession(now, g.id, m.id)
 	answer := func() {
@@ -263,12 +272,11 @@ func (s *shard) assignShareGroup(g *shareGroup, epoch int32, hash int64) {
 	previous := make(map[string]assignment, len(members))
 	for _, id := range members {
 		subscriptions[id] = g.members[id].subscribed
-		previous[id] = g.members[id].assigned
+		previous[id] = g.members[id].target
 	}
 	target := simpleAssign(members, subscriptions, previous, s.shareTopicInfo)
 	for _, id := range members {
-		m := g.members[id]
-		m.assigned, m.memberEpoch = target[id], epoch
+		g.members[id].target = target[id]
 	}
 }
 

@@ -233,6 +233,7 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 	groupCfg.ConsumerGroup.HeartbeatIntervalMs = cfg.GroupConsumerHeartbeatIntervalMs
 	groupCfg.ConsumerGroup.MaxSize = cfg.GroupConsumerMaxSize
 	groupCfg.ConsumerGroup.Assignors = cfg.GroupConsumerAssignors
+	groupCfg.ShareGroup = shareGroupConfig(cfg, n.broker)
 	groupCfg.Topics = topicResolver{n.controller}
 	groupCfg.Logger = logging.leveled("group")
 	n.groups, err = group.NewCoordinator(groupCfg, txnOffsetsStorage{offsetsStorage{partitions: n.partitions, timeoutMs: cfg.RequestTimeoutMs}})
