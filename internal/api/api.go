@@ -32,6 +32,7 @@ import (
 	"github.com/samsa-streaming/samsa/internal/network"
 	"github.com/samsa-streaming/samsa/internal/partition"
 	"github.com/samsa-streaming/samsa/internal/quorum"
+	"github.com/samsa-streaming/samsa/internal/share"
 	"github.com/samsa-streaming/samsa/internal/txn"
 )
 
@@ -61,6 +62,8 @@ type Broker struct {
 	Groups *group.Coordinator
 	// Txn is the transaction coordinator.
 	Txn *txn.Coordinator
+	// ShareStates is the share coordinator over __share_group_state.
+	ShareStates *share.StateCoordinator
 	// Loggers, when set, are the loggers BROKER_LOGGER configs describe
 	// and change.
 	Loggers RuntimeLoggers

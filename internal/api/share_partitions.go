@@ -103,22 +103,57 @@ func currentLeader(img *metadata.Image, t sharePartitionTarget) (leader, epoch i
 	return -1, -1
 }
 
-// withSharePartition runs fn on the share-partition of group on t, making
-// it first: it starts at the log end (share.auto.offset.reset=latest,
-// Kafka's default).
+// withSharePartition runs fn on the share-partition of group on t. A
+// share-partition is made from its durable state, or, never initialized,
+// at the log end (share.auto.offset.reset=latest, Kafka's default) and
+// initialized so; one loaded under an older leader epoch is reloaded, as
+// another leader may have moved it meanwhile. What fn changes is persisted
+// before the lock is released.
 func (b *Broker) withSharePartition(group string, t sharePartitionTarget, nowMs int64, fn func(sp *share.Partition)) int16 {
 	key := share.Key{Group: group, TopicID: t.topicID, Partition: t.partition}
 	cfg := b.shareConfig()
-	return b.shares().partitions.Do(key, func() (*share.Partition, int16) {
-		return share.NewPartition(cfg, t.p.HighWatermark()), 0
+	leaderEpoch := t.p.LeaderEpoch()
+	var persistCode int16
+	code := b.shares().partitions.Do(key, func() (*share.Partition, int16) {
+		return b.loadSharePartition(key, cfg, t, leaderEpoch)
 	}, func(sp *share.Partition) {
+		if sp.LeaderEpoch() != leaderEpoch {
+			fresh, code := b.loadSharePartition(key, cfg, t, leaderEpoch)
+			if code != 0 {
+				persistCode = code
+				return
+			}
+			*sp = *fresh
+		}
 		sp.SetConfig(cfg)
 		sp.Tick(nowMs)
 		if start := t.p.Log.LogStartOffset(); start > sp.StartOffset() {
 			sp.AdvanceTo(start)
 		}
 		fn(sp)
+		persistCode = b.persistSharePartitionLocked(key, sp)
 	})
+	if code != 0 {
+		return code
+	}
+	return persistCode
+}
+
+// loadSharePartition makes key's share-partition from its durable state.
+func (b *Broker) loadSharePartition(key share.Key, cfg share.Config, t sharePartitionTarget, leaderEpoch int32) (*share.Partition, int16) {
+	state, found, code := b.readShareState(key, leaderEpoch)
+	if code != 0 {
+		return nil, code
+	}
+	sp := share.NewPartition(cfg, t.p.HighWatermark())
+	sp.SetLeaderEpoch(leaderEpoch)
+	if found && state.StartOffset >= 0 {
+		sp.Restore(state.StartOffset, state.StateEpoch, state.Batches)
+		start, batches, _ := sp.PendingWrite()
+		sp.MarkWritten(start, batches)
+		return sp, 0
+	}
+	return sp, 0 // the first write initializes the durable state
 }
 
 // shareAcquired is what one partition acquired for a member.
@@ -256,9 +291,12 @@ func (b *Broker) acknowledgeShare(group, member string, t sharePartitionTarget, 
 		return t.code
 	}
 	code := int16(0)
-	found := b.shares().partitions.Peek(share.Key{Group: group, TopicID: t.topicID, Partition: t.partition}, func(sp *share.Partition) {
+	key := share.Key{Group: group, TopicID: t.topicID, Partition: t.partition}
+	found := b.shares().partitions.Peek(key, func(sp *share.Partition) {
 		sp.Tick(nowMs)
-		code = sp.Acknowledge(member, batches, isRenew, nowMs)
+		if code = sp.Acknowledge(member, batches, isRenew, nowMs); code == 0 {
+			code = b.persistSharePartitionLocked(key, sp)
+		}
 	})
 	if !found {
 		return kerr.InvalidRecordState.Code

@@ -57,6 +57,9 @@ type Node struct {
 	// __transaction_state partitions this node leads (txn.go).
 	txn          *txn.Coordinator
 	txnElections *txnElections
+	// shareElections feeds the share coordinator its __share_group_state
+	// partitions (share.go).
+	shareElections *shareElections
 	txnPeers     *brokerClients // other brokers, for markers and verification
 	network      *network.Server
 	cancel       context.CancelFunc
@@ -243,6 +246,7 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 	}
 	n.broker.Groups = n.groups
 	n.setupTransactions(logging.leveled("txn"))
+	n.setupShareCoordinator(logging.leveled("share"))
 	var listeners []network.ListenerSpec
 	for _, l := range cfg.Listeners {
 		if isControllerListener(cfg, l.Name) {
@@ -394,6 +398,7 @@ func (n *Node) startBroker(clusterID string) error {
 		n.replicas.Apply()
 		elections.apply(next)
 		n.txnElections.apply(next)
+		n.shareElections.apply(next)
 		var deleted []string
 		for _, name := range old.TopicNames() {
 			if next.Topic(name) == nil {
@@ -446,6 +451,7 @@ func (n *Node) Shutdown(ctx context.Context) error {
 	}
 	n.stopTransactions()
 	n.groups.Close()
+	n.broker.ShareStates.Close()
 	if n.replicas != nil {
 		n.replicas.Shutdown()
 	}

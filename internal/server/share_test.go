@@ -318,3 +318,56 @@ func TestShareGroupKgoPoisonRecordArchived(t *testing.T) {
 		}
 	}
 }
+
+// TestShareStateSurvivesRestart: records accepted before the node restarts
+// are never delivered again; records released are delivered again after
+// it, with their delivery counts kept, from the share-partition state in
+// __share_group_state.
+func TestShareStateSurvivesRestart(t *testing.T) {
+	tn := shareTestNode(t)
+	const topic, group, total = "share-durable", "sg-durable", 100
+	mustCreateTopic(t, tn.admin(), topic, 1, nil)
+	ctx := testContext(t)
+	first := shareConsumer(t, tn, group, topic)
+	pollCtx, cancel := context.WithTimeout(ctx, time.Second)
+	first.PollRecords(pollCtx, 1)
+	cancel()
+	waitSharePartitions(t, tn, group, topic, 1)
+	produceShareRecords(t, tn, topic, 0, total)
+	seen := 0
+	for seen < total && ctx.Err() == nil {
+		fetches := first.PollRecords(ctx, total)
+		fetches.EachRecord(func(r *kgo.Record) {
+			seen++
+			if k, _ := strconv.Atoi(string(r.Key)); k < total/2 {
+				r.Ack(kgo.AckAccept)
+			} else {
+				r.Ack(kgo.AckRelease)
+			}
+		})
+		if err := first.FlushAcks(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first.Close()
+	tn.restart()
+	second := shareConsumer(t, tn, group, topic)
+	got := map[int]int32{}
+	for len(got) < total/2 && ctx.Err() == nil {
+		second.PollRecords(ctx, total).EachRecord(func(r *kgo.Record) {
+			k, _ := strconv.Atoi(string(r.Key))
+			if k < total/2 {
+				t.Errorf("record %d accepted before the restart was delivered again", k)
+			}
+			got[k] = r.DeliveryCount()
+		})
+	}
+	if len(got) != total/2 {
+		t.Fatalf("after the restart %d of %d released records came back", len(got), total/2)
+	}
+	for k, dc := range got {
+		if dc < 2 {
+			t.Errorf("record %d has delivery count %d after a release and a restart, want 2 or more", k, dc)
+		}
+	}
+}

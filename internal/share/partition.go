@@ -123,6 +123,11 @@ type Partition struct {
 	// stateEpoch counts resets of the start offset by an admin
 	// (AlterShareGroupOffsets), as Kafka's state epoch.
 	stateEpoch int32
+	// leaderEpoch is the topic-partition's leader epoch the state was
+	// loaded under.
+	leaderEpoch int32
+	// written is the state last persisted, nil before the first write.
+	written *writtenState
 }
 
 // NewPartition returns a share-partition starting at startOffset with
@@ -471,4 +476,32 @@ func (p *Partition) checkInvariants() {
 			panic(fmt.Sprintf("share: offset %d in state %s with member %q", p.startOffset+int64(i), r.state, r.member))
 		}
 	}
+}
+
+// LeaderEpoch is the leader epoch of the topic-partition when this state
+// was loaded; SetLeaderEpoch records it.
+func (p *Partition) LeaderEpoch() int32 { return p.leaderEpoch }
+
+// SetLeaderEpoch records the leader epoch the state belongs to.
+func (p *Partition) SetLeaderEpoch(epoch int32) { p.leaderEpoch = epoch }
+
+// PendingWrite returns the state to persist when it differs from what was
+// last marked written.
+func (p *Partition) PendingWrite() (startOffset int64, batches []StateBatch, changed bool) {
+	batches = p.Snapshot()
+	if p.written != nil && p.written.startOffset == p.startOffset && slices.Equal(p.written.batches, batches) {
+		return p.startOffset, batches, false
+	}
+	return p.startOffset, batches, true
+}
+
+// MarkWritten records the state as persisted.
+func (p *Partition) MarkWritten(startOffset int64, batches []StateBatch) {
+	p.written = &writtenState{startOffset: startOffset, batches: batches}
+}
+
+// writtenState is the state last persisted.
+type writtenState struct {
+	startOffset int64
+	batches     []StateBatch
 }
