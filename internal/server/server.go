@@ -57,9 +57,11 @@ type Node struct {
 	// __transaction_state partitions this node leads (txn.go).
 	txn          *txn.Coordinator
 	txnElections *txnElections
+
 	// shareElections feeds the share coordinator its __share_group_state
 	// partitions (share.go).
 	shareElections *shareElections
+
 	txnPeers     *brokerClients // other brokers, for markers and verification
 	network      *network.Server
 	cancel       context.CancelFunc
