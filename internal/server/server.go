@@ -57,11 +57,6 @@ type Node struct {
 	// __transaction_state partitions this node leads (txn.go).
 	txn          *txn.Coordinator
 	txnElections *txnElections
-
-	// shareElections feeds the share coordinator its __share_group_state
-	// partitions (share.go).
-	shareElections *shareElections
-
 	txnPeers     *brokerClients // other brokers, for markers and verification
 	network      *network.Server
 	cancel       context.CancelFunc
@@ -74,6 +69,9 @@ type Node struct {
 	// clientListeners are the listeners bound for clients, in the order of
 	// network.Server.Addrs.
 	clientListeners []config.Listener
+	// shareElections feeds the share coordinator its __share_group_state
+	// partitions (share.go).
+	shareElections *shareElections
 }
 
 // Options are the parts of a node that are not configuration.
