@@ -134,10 +134,63 @@ func (b *Broker) persistSharePartitionLocked(key share.Key, sp *share.Partition)
 		return 0
 	}
 	code := b.writeShareState(key, sp.StateEpoch(), sp.LeaderEpoch(), start, batches)
-	if code == 0 {
+	switch code {
+	case 0:
 		sp.MarkWritten(start, batches)
-	} else {
+	case kerr.FencedStateEpoch.Code:
+		// An admin reset the state: reload it on the next use.
+		sp.SetLeaderEpoch(-2)
+	default:
 		b.Logger.Warn("failed to persist share-partition state", "group", key.Group, "partition", key.Partition, "err", kerr.ErrorForCode(code))
 	}
 	return code
+}
+
+// initializeShareState resets key's durable state to start at startOffset
+// at stateEpoch.
+func (b *Broker) initializeShareState(key share.Key, stateEpoch int32, startOffset int64) int16 {
+	p, leader, code := b.shareCoordinatorFor(key)
+	if code != 0 {
+		return code
+	}
+	if leader == b.NodeID && b.ShareStates != nil {
+		return b.ShareStates.Initialize(p, key, stateEpoch, startOffset)
+	}
+	req := kmsg.NewPtrInitializeShareGroupStateRequest()
+	req.GroupID = key.Group
+	rp := kmsg.NewInitializeShareGroupStateRequestTopicPartition()
+	rp.Partition, rp.StateEpoch, rp.StartOffset = key.Partition, stateEpoch, startOffset
+	req.Topics = []kmsg.InitializeShareGroupStateRequestTopic{{TopicID: key.TopicID, Partitions: []kmsg.InitializeShareGroupStateRequestTopicPartition{rp}}}
+	resp, err := b.sendShareState(leader, req)
+	if err != nil {
+		return kerr.CoordinatorNotAvailable.Code
+	}
+	r := resp.(*kmsg.InitializeShareGroupStateResponse)
+	if len(r.Topics) != 1 || len(r.Topics[0].Partitions) != 1 {
+		return kerr.UnknownServerError.Code
+	}
+	return r.Topics[0].Partitions[0].ErrorCode
+}
+
+// deleteShareState deletes key's durable state.
+func (b *Broker) deleteShareState(key share.Key) int16 {
+	p, leader, code := b.shareCoordinatorFor(key)
+	if code != 0 {
+		return code
+	}
+	if leader == b.NodeID && b.ShareStates != nil {
+		return b.ShareStates.Delete(p, key)
+	}
+	req := kmsg.NewPtrDeleteShareGroupStateRequest()
+	req.GroupID = key.Group
+	req.Topics = []kmsg.DeleteShareGroupStateRequestTopic{{TopicID: key.TopicID, Partitions: []kmsg.DeleteShareGroupStateRequestTopicPartition{{Partition: key.Partition}}}}
+	resp, err := b.sendShareState(leader, req)
+	if err != nil {
+		return kerr.CoordinatorNotAvailable.Code
+	}
+	r := resp.(*kmsg.DeleteShareGroupStateResponse)
+	if len(r.Topics) != 1 || len(r.Topics[0].Partitions) != 1 {
+		return kerr.UnknownServerError.Code
+	}
+	return r.Topics[0].Partitions[0].ErrorCode
 }

@@ -1,6 +1,7 @@
 package group
 
 import (
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -63,13 +64,34 @@ func (c *Coordinator) ShareGroupMember(id, member string) (assigned map[[16]byte
 	return assigned, ok
 }
 
-// IsShareGroup reports whether id is a share group coordinated here; code
-// is the error when the group's partition cannot answer.
-func (c *Coordinator) IsShareGroup(id string) (isShare bool, exists bool, code int16) {
+// ShareGroupInfo is what the share admin APIs need of a group.
+type ShareGroupInfo struct {
+	Exists  bool
+	IsShare bool
+	Members int
+	// Topics are the topics the members subscribe to, sorted.
+	Topics []string
+}
+
+// ShareGroup describes group id for the share admin APIs; code is the
+// error when its partition cannot answer here (NOT_COORDINATOR, ...).
+func (c *Coordinator) ShareGroup(id string) (info ShareGroupInfo, code int16) {
+	if id == "" {
+		return info, kerr.InvalidGroupID.Code
+	}
 	code = c.run(id, func(s *shard, _ time.Time) {
 		g := s.groups[id]
-		_, isShare = g.(*shareGroup)
-		exists = g != nil
+		info.Exists = g != nil
+		sg, ok := g.(*shareGroup)
+		if !ok {
+			return
+		}
+		info.IsShare, info.Members = true, len(sg.members)
+		for _, m := range sg.members {
+			info.Topics = append(info.Topics, m.subscribed...)
+		}
+		slices.Sort(info.Topics)
+		info.Topics = slices.Compact(info.Topics)
 	})
-	return isShare, exists, code
+	return info, code
 }

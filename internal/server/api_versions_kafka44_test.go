@@ -16,7 +16,6 @@ var apiVersionsOutOfScope = map[int16]string{
 	17: "security", 36: "security", 29: "security", 30: "security", 31: "security",
 	38: "security", 39: "security", 40: "security", 41: "security", 50: "security", 51: "security",
 	48: "quotas", 49: "quotas",
-	90: "share groups", 91: "share groups", 92: "share groups",
 	88: "streams groups", 89: "streams groups", 93: "streams groups",
 	// Not served yet (docs/compatibility.md, "Behaviour differences").
 	34: "AlterReplicaLogDirs", 64: "UnregisterBroker", 71: "client telemetry", 72: "client telemetry",

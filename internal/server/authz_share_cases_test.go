@@ -15,6 +15,9 @@ import (
 func shareMatrixCases(principal string) []matrixCase {
 	topic := func(op authz.Operation) authz.Binding { return allow(principal, authz.ResourceTopic, matrixTopic, op) }
 	group := func(op authz.Operation) authz.Binding { return allow(principal, authz.ResourceGroup, matrixGroup, op) }
+	cluster := func(op authz.Operation) authz.Binding {
+		return allow(principal, authz.ResourceCluster, authz.ClusterName, op)
+	}
 	acls := func(b ...authz.Binding) []authz.Binding { return b }
 	shareFetch := func(env *matrixEnv) kmsg.Request {
 		req := kmsg.NewPtrShareFetchRequest()
@@ -61,6 +64,43 @@ func shareMatrixCases(principal string) []matrixCase {
 				}
 				return resp.Topics[0].Partitions[0].ErrorCode
 			}},
+		{name: "DescribeShareGroupOffsets", acls: acls(group(authz.OpDescribe)), denied: kerr.GroupAuthorizationFailed,
+			build: func(*matrixEnv) kmsg.Request {
+				req := kmsg.NewPtrDescribeShareGroupOffsetsRequest()
+				req.Groups = []kmsg.DescribeShareGroupOffsetsRequestGroup{{GroupID: matrixGroup}}
+				return req
+			},
+			code: func(r kmsg.Response) int16 { return r.(*kmsg.DescribeShareGroupOffsetsResponse).Groups[0].ErrorCode }},
+		{name: "AlterShareGroupOffsets", acls: acls(group(authz.OpRead)), denied: kerr.GroupAuthorizationFailed,
+			build: func(*matrixEnv) kmsg.Request {
+				req := kmsg.NewPtrAlterShareGroupOffsetsRequest()
+				req.GroupID = matrixGroup
+				return req
+			},
+			code: func(r kmsg.Response) int16 { return r.(*kmsg.AlterShareGroupOffsetsResponse).ErrorCode }},
+		{name: "DeleteShareGroupOffsets", acls: acls(group(authz.OpDelete)), denied: kerr.GroupAuthorizationFailed,
+			build: func(*matrixEnv) kmsg.Request {
+				req := kmsg.NewPtrDeleteShareGroupOffsetsRequest()
+				req.GroupID = matrixGroup
+				return req
+			},
+			code: func(r kmsg.Response) int16 { return r.(*kmsg.DeleteShareGroupOffsetsResponse).ErrorCode }},
+		{name: "ReadShareGroupState", acls: acls(cluster(authz.OpClusterAction)), denied: kerr.ClusterAuthorizationFailed,
+			build: func(env *matrixEnv) kmsg.Request {
+				req := kmsg.NewPtrReadShareGroupStateRequest()
+				req.GroupID = matrixGroup
+				req.Topics = []kmsg.ReadShareGroupStateRequestTopic{{TopicID: env.topicID, Partitions: []kmsg.ReadShareGroupStateRequestTopicPartition{{Partition: 0, LeaderEpoch: -1}}}}
+				return req
+			},
+			code: func(r kmsg.Response) int16 { return r.(*kmsg.ReadShareGroupStateResponse).Topics[0].Partitions[0].ErrorCode }},
+		{name: "WriteShareGroupState", acls: acls(cluster(authz.OpClusterAction)), denied: kerr.ClusterAuthorizationFailed,
+			build: func(env *matrixEnv) kmsg.Request {
+				req := kmsg.NewPtrWriteShareGroupStateRequest()
+				req.GroupID = matrixGroup
+				req.Topics = []kmsg.WriteShareGroupStateRequestTopic{{TopicID: env.topicID, Partitions: []kmsg.WriteShareGroupStateRequestTopicPartition{{Partition: 0, LeaderEpoch: -1, StartOffset: 0}}}}
+				return req
+			},
+			code: func(r kmsg.Response) int16 { return r.(*kmsg.WriteShareGroupStateResponse).Topics[0].Partitions[0].ErrorCode }},
 		{name: "ShareAcknowledge", acls: acls(group(authz.OpRead)), denied: kerr.GroupAuthorizationFailed,
 			build: func(env *matrixEnv) kmsg.Request {
 				req := kmsg.NewPtrShareAcknowledgeRequest()
