@@ -92,7 +92,9 @@ func shareMatrixCases(principal string) []matrixCase {
 				req.Topics = []kmsg.ReadShareGroupStateRequestTopic{{TopicID: env.topicID, Partitions: []kmsg.ReadShareGroupStateRequestTopicPartition{{Partition: 0, LeaderEpoch: -1}}}}
 				return req
 			},
-			code: func(r kmsg.Response) int16 { return r.(*kmsg.ReadShareGroupStateResponse).Topics[0].Partitions[0].ErrorCode }},
+			code: func(r kmsg.Response) int16 {
+				return r.(*kmsg.ReadShareGroupStateResponse).Topics[0].Partitions[0].ErrorCode
+			}},
 		{name: "WriteShareGroupState", acls: acls(cluster(authz.OpClusterAction)), denied: kerr.ClusterAuthorizationFailed,
 			build: func(env *matrixEnv) kmsg.Request {
 				req := kmsg.NewPtrWriteShareGroupStateRequest()
@@ -100,7 +102,9 @@ func shareMatrixCases(principal string) []matrixCase {
 				req.Topics = []kmsg.WriteShareGroupStateRequestTopic{{TopicID: env.topicID, Partitions: []kmsg.WriteShareGroupStateRequestTopicPartition{{Partition: 0, LeaderEpoch: -1, StartOffset: 0}}}}
 				return req
 			},
-			code: func(r kmsg.Response) int16 { return r.(*kmsg.WriteShareGroupStateResponse).Topics[0].Partitions[0].ErrorCode }},
+			code: func(r kmsg.Response) int16 {
+				return r.(*kmsg.WriteShareGroupStateResponse).Topics[0].Partitions[0].ErrorCode
+			}},
 		{name: "ShareAcknowledge", acls: acls(group(authz.OpRead)), denied: kerr.GroupAuthorizationFailed,
 			build: func(env *matrixEnv) kmsg.Request {
 				req := kmsg.NewPtrShareAcknowledgeRequest()
