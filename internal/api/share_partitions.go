@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/samsa-streaming/samsa/internal/controller"
 	"github.com/samsa-streaming/samsa/internal/log"
 	"github.com/samsa-streaming/samsa/internal/metadata"
 	"github.com/samsa-streaming/samsa/internal/partition"
@@ -31,8 +32,14 @@ type shareState struct {
 func (b *Broker) shares() *shareState {
 	s := &b.share
 	s.once.Do(func() {
-		s.sessions = share.NewSessions(int(b.Config().Share.MaxShareSessions))
+		cfg := b.Config().Share
 		s.partitions = share.NewManager()
+		s.sessions = share.NewSessions(int(cfg.MaxShareSessions), int64(cfg.SessionTimeoutMs), func(k share.SessionKey, evicted *share.Session) {
+			// Called with the cache locked: release without touching it.
+			for _, tp := range evicted.Partitions {
+				s.partitions.Peek(share.Key{Group: k.Group, TopicID: tp.TopicID, Partition: tp.Partition}, func(sp *share.Partition) { sp.ReleaseMember(k.Member) })
+			}
+		})
 	})
 	return s
 }
@@ -47,9 +54,27 @@ func (b *Broker) ReleaseShareMember(group, member string) {
 	b.shares().sessions.Remove(share.SessionKey{Group: group, Member: member})
 }
 
-// ForgetShareGroup drops the share-partitions of a deleted group.
+// ForgetShareGroup drops the share-partitions of a deleted group, and
+// their durable state in the __share_group_state partitions this node
+// leads (state on other nodes' partitions stays until
+// DeleteShareGroupOffsets).
 func (b *Broker) ForgetShareGroup(group string) {
 	b.shares().partitions.Forget(func(k share.Key) bool { return k.Group == group })
+	if b.ShareStates == nil {
+		return
+	}
+	t := b.Image().Topic(controller.ShareGroupStateTopic)
+	if t == nil {
+		return
+	}
+	for _, p := range t.Partitions {
+		if p.Leader != b.NodeID {
+			continue
+		}
+		for _, key := range b.ShareStates.Keys(p.Partition, func(k share.Key) bool { return k.Group == group }) {
+			b.ShareStates.Delete(p.Partition, key)
+		}
+	}
 }
 
 // shareConfig is the share-partition configuration now.

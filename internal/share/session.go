@@ -71,9 +71,13 @@ func (s *Session) Remove(tps ...TopicPartition) {
 }
 
 // Sessions is the share session cache of one broker, bounded by
-// group.share.max.share.sessions (2000).
+// group.share.max.share.sessions (2000). When it is full, opening a session
+// first evicts the sessions idle for longer than idleMs (their members
+// are gone; Kafka ties sessions to connections), handing each to onEvict.
 type Sessions struct {
 	maxSessions int
+	idleMs      int64
+	onEvict     func(SessionKey, *Session)
 	mu          struct {
 		sync.Mutex
 		// sessions by member.
@@ -83,8 +87,8 @@ type Sessions struct {
 }
 
 // NewSessions returns an empty cache holding at most maxSessions.
-func NewSessions(maxSessions int) *Sessions {
-	s := &Sessions{maxSessions: max(maxSessions, 1)}
+func NewSessions(maxSessions int, idleMs int64, onEvict func(SessionKey, *Session)) *Sessions {
+	s := &Sessions{maxSessions: max(maxSessions, 1), idleMs: idleMs, onEvict: onEvict}
 	s.mu.sessions = make(map[SessionKey]*Session)
 	return s
 }
@@ -102,6 +106,9 @@ func (c *Sessions) Use(key SessionKey, epoch int32, nowMs int64, fn func(s *Sess
 	existing := c.mu.sessions[key]
 	switch {
 	case epoch == InitialEpoch:
+		if existing == nil && len(c.mu.sessions) >= c.maxSessions {
+			c.evictIdleLocked(nowMs)
+		}
 		if existing == nil && len(c.mu.sessions) >= c.maxSessions {
 			return kerr.ShareSessionLimitReached.Code
 		}
@@ -136,24 +143,20 @@ func (c *Sessions) Remove(key SessionKey) *Session {
 	return s
 }
 
-// ExpireIdle removes the sessions unused since before nowMs - idleMs and
-// returns their keys.
-func (c *Sessions) ExpireIdle(nowMs, idleMs int64) []SessionKey {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var out []SessionKey
-	for k, s := range c.mu.sessions {
-		if s.lastUsedMs < nowMs-idleMs {
-			delete(c.mu.sessions, k)
-			out = append(out, k)
-		}
-	}
-	return out
-}
-
 // Len is the number of sessions.
 func (c *Sessions) Len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.mu.sessions)
+}
+
+func (c *Sessions) evictIdleLocked(nowMs int64) {
+	for k, s := range c.mu.sessions {
+		if s.lastUsedMs < nowMs-c.idleMs {
+			delete(c.mu.sessions, k)
+			if c.onEvict != nil {
+				c.onEvict(k, s)
+			}
+		}
+	}
 }
