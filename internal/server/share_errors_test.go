@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -68,6 +69,14 @@ func TestShareBadInput(t *testing.T) {
 	cl := tn.client()
 	r := shareRaw{t: t, cl: cl, topicID: tn.node.broker.Image().Topic(topic).ID}
 	ctx := testContext(t)
+
+	// A first fetch starts the share-partition at the log end, 0, once
+	// __share_group_state (created by it) has a loaded coordinator.
+	eventually(t, 20*time.Second, "the share-partition to start", func() bool {
+		r.fetch("m0", 0)
+		_, ok := tn.node.broker.SharePartitionStartOffset("sg-raw", r.topicID, 0)
+		return ok
+	})
 
 	// Sessions.
 	wantCode(t, "fetch without a session", r.fetch("m1", 3).ErrorCode, kerr.ShareSessionNotFound)
