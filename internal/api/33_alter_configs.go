@@ -119,6 +119,11 @@ func (b *Broker) alterConfigs(resourceType kmsg.ConfigResourceType, name string,
 			return code, msg
 		}
 		metaType = metadata.ResourceBroker
+	case kmsg.ConfigResourceTypeGroupConfig:
+		if name == "" {
+			return kerr.InvalidRequest.Code, "Group name must not be empty."
+		}
+		metaType = metadata.ResourceGroup
 	default:
 		return kerr.InvalidRequest.Code, "unsupported resource type " + strconv.Itoa(int(resourceType))
 	}
@@ -140,6 +145,9 @@ func (b *Broker) alterConfigs(resourceType kmsg.ConfigResourceType, name string,
 
 // validateOverrides checks a resource's complete new overrides.
 func (b *Broker) validateOverrides(metaType int8, name string, next map[string]string) error {
+	if metaType == metadata.ResourceGroup {
+		return b.Config().ValidateGroupConfigs(next)
+	}
 	if metaType == metadata.ResourceTopic {
 		m := make(map[string]*string, len(next))
 		for k, v := range next {

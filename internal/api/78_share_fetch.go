@@ -19,12 +19,16 @@ package api
 //     or outside the share-partition, INVALID_REQUEST for malformed
 //     batches), answered in AcknowledgeErrorCode.
 //   - Each partition of the session acquires from its first available
-//     offset, up to the high watermark (share.isolation.level is
-//     read_uncommitted, Kafka's default), at most MaxRecords in all; the
+//     offset, up to the high watermark (the last stable offset with the
+//     group config share.isolation.level=read_committed, whose aborted
+//     records are archived), at most MaxRecords in all; the
 //     record batches holding acquired offsets are returned whole with the
 //     AcquiredRecords ranges, and the client drops the rest.
 //   - A share-partition starts at the log end when first fetched
-//     (share.auto.offset.reset=latest, Kafka's default).
+//     (share.auto.offset.reset=latest, Kafka's default), or at the log
+//     start with the group config share.auto.offset.reset=earliest; locks
+//     last share.record.lock.duration.ms (group config) or
+//     group.share.record.lock.duration.ms.
 //   - With nothing acquired and MaxWaitMillis > 0 the request is parked
 //     until an append to one of its partitions, a lock timing out on one,
 //     or the deadline.
@@ -242,7 +246,7 @@ func (op *shareFetchOp) read() bool {
 			answerNow = true
 			continue
 		}
-		got := b.acquireShareRecords(op.group, op.member, target, partitionMaxBytes, maxRecords, false, nowMs)
+		got := b.acquireShareRecords(op.group, op.member, target, partitionMaxBytes, maxRecords, nowMs)
 		if got.code != 0 {
 			op.result(tp).ErrorCode = got.code
 			answerNow = true
@@ -299,7 +303,7 @@ func (op *shareFetchOp) respond() {
 	op.mu.Lock()
 	defer op.mu.Unlock()
 	resp := op.req.ResponseKind().(*kmsg.ShareFetchResponse)
-	resp.AcquisitionLockTimeoutMillis = op.b.Config().Share.RecordLockDurationMs
+	resp.AcquisitionLockTimeoutMillis = int32(op.b.shareSettings(op.group).partition.RecordLockDurationMs)
 	byTopic := map[[16]byte]int{}
 	for _, tp := range op.order {
 		i, ok := byTopic[tp.TopicID]

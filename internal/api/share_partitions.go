@@ -8,6 +8,7 @@ package api
 
 import (
 	"errors"
+	"strconv"
 	"sync"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -77,13 +78,30 @@ func (b *Broker) ForgetShareGroup(group string) {
 	}
 }
 
-// shareConfig is the share-partition configuration now.
-func (b *Broker) shareConfig() share.Config {
-	cfg := b.Config().Share
-	return share.Config{
-		RecordLockDurationMs: int64(cfg.RecordLockDurationMs),
-		DeliveryCountLimit:   int16(cfg.DeliveryCountLimit),
-		MaxRecordLocks:       int64(cfg.PartitionMaxRecordLocks),
+// shareGroupSettings are a share group's settings now: the broker's
+// group.share.* keys with the group's configs (share.record.lock.duration.ms,
+// share.auto.offset.reset, share.isolation.level) over them.
+type shareGroupSettings struct {
+	partition     share.Config
+	earliest      bool
+	readCommitted bool
+}
+
+func (b *Broker) shareSettings(group string) shareGroupSettings {
+	cfg := b.Config()
+	overrides := b.Image().Configs(metadata.ResourceGroup, group)
+	lockMs, err := strconv.ParseInt(cfg.GroupValue(overrides, "share.record.lock.duration.ms"), 10, 32)
+	if err != nil {
+		lockMs = int64(cfg.Share.RecordLockDurationMs)
+	}
+	return shareGroupSettings{
+		partition: share.Config{
+			RecordLockDurationMs: lockMs,
+			DeliveryCountLimit:   int16(cfg.Share.DeliveryCountLimit),
+			MaxRecordLocks:       int64(cfg.Share.PartitionMaxRecordLocks),
+		},
+		earliest:      cfg.GroupValue(overrides, "share.auto.offset.reset") == "earliest",
+		readCommitted: cfg.GroupValue(overrides, "share.isolation.level") == "read_committed",
 	}
 }
 
@@ -130,20 +148,21 @@ func currentLeader(img *metadata.Image, t sharePartitionTarget) (leader, epoch i
 
 // withSharePartition runs fn on the share-partition of group on t. A
 // share-partition is made from its durable state, or, never initialized,
-// at the log end (share.auto.offset.reset=latest, Kafka's default) and
-// initialized so; one loaded under an older leader epoch is reloaded, as
-// another leader may have moved it meanwhile. What fn changes is persisted
-// before the lock is released.
+// at the log end (share.auto.offset.reset=latest, Kafka's default;
+// earliest: the log start) and initialized so; one loaded under an older
+// leader epoch is reloaded, as another leader may have moved it meanwhile.
+// What fn changes is persisted before the lock is released.
 func (b *Broker) withSharePartition(group string, t sharePartitionTarget, nowMs int64, fn func(sp *share.Partition)) int16 {
 	key := share.Key{Group: group, TopicID: t.topicID, Partition: t.partition}
-	cfg := b.shareConfig()
+	settings := b.shareSettings(group)
+	cfg := settings.partition
 	leaderEpoch := t.p.LeaderEpoch()
 	var persistCode int16
 	code := b.shares().partitions.Do(key, func() (*share.Partition, int16) {
-		return b.loadSharePartition(key, cfg, t, leaderEpoch)
+		return b.loadSharePartition(key, settings, t, leaderEpoch)
 	}, func(sp *share.Partition) {
 		if sp.LeaderEpoch() != leaderEpoch {
-			fresh, code := b.loadSharePartition(key, cfg, t, leaderEpoch)
+			fresh, code := b.loadSharePartition(key, settings, t, leaderEpoch)
 			if code != 0 {
 				persistCode = code
 				return
@@ -165,12 +184,16 @@ func (b *Broker) withSharePartition(group string, t sharePartitionTarget, nowMs 
 }
 
 // loadSharePartition makes key's share-partition from its durable state.
-func (b *Broker) loadSharePartition(key share.Key, cfg share.Config, t sharePartitionTarget, leaderEpoch int32) (*share.Partition, int16) {
+func (b *Broker) loadSharePartition(key share.Key, settings shareGroupSettings, t sharePartitionTarget, leaderEpoch int32) (*share.Partition, int16) {
 	state, found, code := b.readShareState(key, leaderEpoch)
 	if code != 0 {
 		return nil, code
 	}
-	sp := share.NewPartition(cfg, t.p.HighWatermark())
+	start := t.p.HighWatermark()
+	if settings.earliest {
+		start = t.p.Log.LogStartOffset()
+	}
+	sp := share.NewPartition(settings.partition, start)
 	sp.SetLeaderEpoch(leaderEpoch)
 	if found && state.StartOffset >= 0 {
 		sp.Restore(state.StartOffset, state.StateEpoch, state.Batches)
@@ -190,8 +213,9 @@ type shareAcquired struct {
 
 // acquireShareRecords reads t's log from where its share-partition can
 // acquire and acquires up to maxRecords records within maxBytes for member.
-func (b *Broker) acquireShareRecords(group, member string, t sharePartitionTarget, maxBytes int32, maxRecords int, readCommitted bool, nowMs int64) shareAcquired {
+func (b *Broker) acquireShareRecords(group, member string, t sharePartitionTarget, maxBytes int32, maxRecords int, nowMs int64) shareAcquired {
 	var out shareAcquired
+	readCommitted := b.shareSettings(group).readCommitted
 	code := b.withSharePartition(group, t, nowMs, func(sp *share.Partition) {
 		if !sp.CanAcquire() {
 			return

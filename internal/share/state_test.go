@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 )
@@ -99,12 +100,14 @@ func (m *memStateStorage) Load(p int32, fn func(key, value []byte) error) error 
 
 func waitActive(t *testing.T, c *StateCoordinator, p int32) {
 	t.Helper()
-	for range 10000 {
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
 		if code := c.run(p, func(*statePartition) int16 { return 0 }); code == 0 {
 			return
 		} else if code != kerr.CoordinatorLoadInProgress.Code {
 			t.Fatalf("partition %d: %v", p, kerr.ErrorForCode(code))
 		}
+		time.Sleep(time.Millisecond)
 	}
 	t.Fatal("partition never loaded")
 }
