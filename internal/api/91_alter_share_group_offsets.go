@@ -8,8 +8,10 @@ package api
 //
 // Behavior:
 //   - The group must be an empty share group (NON_EMPTY_GROUP,
-//     GROUP_ID_NOT_FOUND); NOT_COORDINATOR when it is not coordinated
-//     here.
+//     GROUP_ID_NOT_FOUND for another type); an absent one is created
+//     empty, as Kafka does; NOT_COORDINATOR when it is not coordinated
+//     here. Its topics are then described by DescribeShareGroupOffsets
+//     with null topics, with the members' subscriptions.
 //   - UNKNOWN_TOPIC_OR_PARTITION for partitions that do not exist,
 //     INVALID_REQUEST for a negative offset.
 //   - GROUP READ on the group (top level), TOPIC READ on each topic.
@@ -37,7 +39,11 @@ func handleAlterShareGroupOffsets(b *Broker, c *call, r kmsg.Request) {
 		allowed[t.Topic] = readable.allowed(t.Topic)
 	}
 	offHandler(func() {
-		if _, err := b.shareAdminGroup(req.GroupID, true); err != nil {
+		var topics []string
+		for _, t := range req.Topics {
+			topics = append(topics, t.Topic)
+		}
+		if _, err := b.shareAdminGroupOf(req.GroupID, true, true, topics...); err != nil {
 			resp.ErrorCode = err.Code
 			c.reply(resp)
 			return

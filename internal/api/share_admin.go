@@ -16,7 +16,13 @@ import (
 // GROUP_ID_NOT_FOUND when it is not a share group, NON_EMPTY_GROUP when
 // mustBeEmpty and it has members.
 func (b *Broker) shareAdminGroup(id string, mustBeEmpty bool) (group.ShareGroupInfo, *kerr.Error) {
-	info, code := b.Groups.ShareGroup(id)
+	return b.shareAdminGroupOf(id, mustBeEmpty, false)
+}
+
+// shareAdminGroupOf is shareAdminGroup that, with create, makes an absent
+// group an empty share group remembering adminTopics.
+func (b *Broker) shareAdminGroupOf(id string, mustBeEmpty, create bool, adminTopics ...string) (group.ShareGroupInfo, *kerr.Error) {
+	info, code := b.Groups.ShareGroup(id, create, adminTopics...)
 	switch {
 	case code != 0:
 		return info, kerr.ErrorForCode(code).(*kerr.Error)

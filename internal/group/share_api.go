@@ -75,20 +75,38 @@ type ShareGroupInfo struct {
 
 // ShareGroup describes group id for the share admin APIs; code is the
 // error when its partition cannot answer here (NOT_COORDINATOR, ...).
-func (c *Coordinator) ShareGroup(id string) (info ShareGroupInfo, code int16) {
+// With create, an absent group is created as an empty share group (as
+// AlterShareGroupOffsets does in Kafka) and adminTopics are remembered for
+// DescribeShareGroupOffsets.
+func (c *Coordinator) ShareGroup(id string, create bool, adminTopics ...string) (info ShareGroupInfo, code int16) {
 	if id == "" {
 		return info, kerr.InvalidGroupID.Code
 	}
 	code = c.run(id, func(s *shard, _ time.Time) {
 		g := s.groups[id]
+		if g == nil && create {
+			sg := newShareGroup(id)
+			s.groups[id] = sg
+			s.writeShareGroupEpoch(sg, func(error) {})
+			g = sg
+		}
 		info.Exists = g != nil
 		sg, ok := g.(*shareGroup)
 		if !ok {
 			return
 		}
+		for _, t := range adminTopics {
+			if sg.adminTopics == nil {
+				sg.adminTopics = map[string]bool{}
+			}
+			sg.adminTopics[t] = true
+		}
 		info.IsShare, info.Members = true, len(sg.members)
 		for _, m := range sg.members {
 			info.Topics = append(info.Topics, m.subscribed...)
+		}
+		for t := range sg.adminTopics {
+			info.Topics = append(info.Topics, t)
 		}
 		slices.Sort(info.Topics)
 		info.Topics = slices.Compact(info.Topics)

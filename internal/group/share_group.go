@@ -33,6 +33,10 @@ type shareGroup struct {
 	// counts when the target assignment was computed.
 	metadataHash int64
 	members      map[string]*shareMember
+	// adminTopics are topics an admin set share-partition offsets of
+	// (AlterShareGroupOffsets), which DescribeShareGroupOffsets lists
+	// with the members' subscriptions; kept in memory.
+	adminTopics map[string]bool
 	// pendingWrites counts appends of this group not yet done.
 	pendingWrites int
 }
