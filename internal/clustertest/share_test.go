@@ -25,7 +25,7 @@ func TestShareCoordinatorKilled(t *testing.T) {
 		"offsets.topic.num.partitions=3", "offsets.topic.replication.factor=3",
 		"share.coordinator.state.topic.num.partitions=3", "share.coordinator.state.topic.replication.factor=3",
 		"share.coordinator.state.topic.min.isr=2",
-		"group.share.heartbeat.interval.ms=1000", "group.share.min.record.lock.duration.ms=1000",
+		"group.share.heartbeat.interval.ms=1000", "group.share.min.heartbeat.interval.ms=1000", "group.share.min.record.lock.duration.ms=1000",
 		"group.share.record.lock.duration.ms=3000")
 	t.Cleanup(func() {
 		if t.Failed() {

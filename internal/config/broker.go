@@ -539,6 +539,9 @@ func (b *Broker) validateRelations() error {
 	if err := b.validateTier(); err != nil {
 		return err
 	}
+	if err := b.validateShare(); err != nil {
+		return err
+	}
 	return b.validateRoles()
 }
 

@@ -73,3 +73,20 @@ var shareBrokerKeys = []Key{
 		Doc:         "Kafka's purge interval of the share fetch purgatory. Accepted for compatibility; parked share fetches here leave the purgatory when answered.",
 		brokerField: func(b *Broker) any { return &b.Share.FetchPurgatoryPurgeEvery }},
 }
+
+// validateShare checks the relations Kafka's ShareGroupConfig and
+// GroupCoordinatorConfig require of the group.share.* keys.
+func (b *Broker) validateShare() error {
+	s := b.Share
+	switch {
+	case s.RecordLockDurationMs < s.MinRecordLockDurationMs || s.RecordLockDurationMs > s.MaxRecordLockDurationMs:
+		return relation("group.share.record.lock.duration.ms", "group.share.record.lock.duration.ms must be between group.share.min.record.lock.duration.ms and group.share.max.record.lock.duration.ms")
+	case s.SessionTimeoutMs < s.MinSessionTimeoutMs || s.SessionTimeoutMs > s.MaxSessionTimeoutMs:
+		return relation("group.share.session.timeout.ms", "group.share.session.timeout.ms must be between group.share.min.session.timeout.ms and group.share.max.session.timeout.ms")
+	case s.HeartbeatIntervalMs < s.MinHeartbeatIntervalMs || s.HeartbeatIntervalMs > s.MaxHeartbeatIntervalMs:
+		return relation("group.share.heartbeat.interval.ms", "group.share.heartbeat.interval.ms must be between group.share.min.heartbeat.interval.ms and group.share.max.heartbeat.interval.ms")
+	case s.HeartbeatIntervalMs >= s.SessionTimeoutMs:
+		return relation("group.share.heartbeat.interval.ms", "group.share.heartbeat.interval.ms must be less than group.share.session.timeout.ms")
+	}
+	return nil
+}

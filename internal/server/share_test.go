@@ -18,7 +18,7 @@ import (
 // one-second heartbeats and a two-second record lock.
 func shareTestNode(t *testing.T, overrides ...string) *testNode {
 	return startTestNode(t, append([]string{
-		"group.share.heartbeat.interval.ms=1000",
+		"group.share.heartbeat.interval.ms=1000", "group.share.min.heartbeat.interval.ms=1000",
 		"group.share.min.record.lock.duration.ms=1000",
 		"group.share.record.lock.duration.ms=2000",
 	}, overrides...)...)
