@@ -314,7 +314,13 @@ func (op *shareFetchOp) respond() {
 			t.TopicID = tp.TopicID
 			resp.Topics = append(resp.Topics, t)
 		}
-		resp.Topics[i].Partitions = append(resp.Topics[i].Partitions, *op.results[tp])
+		rp := *op.results[tp]
+		if rp.Records == nil {
+			// Kafka's schema has records non-nullable: the Java client
+			// refuses a null.
+			rp.Records = []byte{}
+		}
+		resp.Topics[i].Partitions = append(resp.Topics[i].Partitions, rp)
 	}
 	if len(op.leaders) > 0 {
 		resp.NodeEndpoints = shareNodeEndpoints(op.c, op.b.Image(), op.leaders)

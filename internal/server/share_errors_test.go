@@ -122,7 +122,11 @@ func TestShareBadInput(t *testing.T) {
 	}
 	unknown := r
 	unknown.topicID = [16]byte{1, 2, 3}
-	wantCode(t, "unknown topic id", unknown.fetch("m3", 0).Topics[0].Partitions[0].ErrorCode, kerr.UnknownTopicID)
+	unknownPartition := unknown.fetch("m3", 0).Topics[0].Partitions[0]
+	wantCode(t, "unknown topic id", unknownPartition.ErrorCode, kerr.UnknownTopicID)
+	if unknownPartition.Records == nil {
+		t.Error("a partition without records has null records; Kafka's schema (and the Java client) needs them non-null")
+	}
 
 	// Group membership.
 	hb := func(member string, epoch int32, topics ...string) *kmsg.ShareGroupHeartbeatResponse {
