@@ -1,7 +1,7 @@
 # Project tasks. Document each target with a "## " comment after its name;
 # `make help` lists them.
 
-.PHONY: help check vet test compat ecosystem bench-smoke soak kafka-jars diffcheck diffcheck-short franz-go-security franz-go-security-full
+.PHONY: help check vet test compat franz-share ecosystem bench-smoke soak kafka-jars diffcheck diffcheck-short franz-go-security franz-go-security-full
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -25,6 +25,9 @@ ecosystem: ## Kafka Streams (exactly_once_v2 word count, classic and group.proto
 	mvn -q -B -f compat/java/pom.xml $(if $(SAMSA_MAVEN_REPO),-Dmaven.repo.local=$(SAMSA_MAVEN_REPO)) -o package 2>/dev/null || \
 		mvn -q -B -f compat/java/pom.xml $(if $(SAMSA_MAVEN_REPO),-Dmaven.repo.local=$(SAMSA_MAVEN_REPO)) package
 	SAMSA_ECOSYSTEM=1 go test -count=1 -timeout 15m ./compat/ecosystem/
+
+franz-share: ## franz-go's own share-group tests (KIP-932) against a fresh samsa node (compat/franz-share.sh)
+	compat/franz-share.sh
 
 bench-smoke: ## every benchmark workload for a moment against Samsa, Apache Kafka and kfake: proves bench/ works (bench/README.md)
 	go run ./bench -smoke

@@ -11,6 +11,9 @@
 // 100,000 lines file → topic → files while the sink is paused and resumed,
 // the source restarted through the REST API and one worker SIGKILLed; every
 // line must arrive exactly once, in the topic and in the files.
+// And Apache Kafka's KafkaShareConsumer (KIP-932, samsa.compat.ShareQueue)
+// on a share group: every record accepted exactly once, a poison record
+// archived at the delivery count limit.
 //
 // The applications (compat/java: samsa.compat.WordCount, and the
 // connectors in samsa.compat.connect, written against connect-api) are

@@ -14,6 +14,9 @@ package api
 //     topic is created on first use with transaction.state.log.num.partitions
 //     partitions, transaction.state.log.replication.factor capped to the live
 //     brokers, cleanup.policy=compact and transaction.state.log.segment.bytes.
+//   - Share-partitions (key type 2, v6+, "group:topicId:partition") are
+//     coordinated by the leader of __share_group_state partition
+//     abs(javaHash(key)) % partitions (share_coordinator.go); CLUSTER_ACTION.
 //   - v4+ batches keys; each key gets its own answer.
 //   - An empty key answers INVALID_REQUEST; an unknown key type INVALID_REQUEST.
 
@@ -72,12 +75,17 @@ func (b *Broker) findCoordinator(c *call, keyType int8, key string) coordinatorA
 	case keyType == 1 && !b.authorize(c, opDescribe, resTransactionalID, key):
 		none.errorCode = kerr.TransactionalIDAuthorizationFailed.Code
 		return none
+	case keyType == 2 && !b.authorizeCluster(c, opClusterAction):
+		none.errorCode = kerr.ClusterAuthorizationFailed.Code
+		return none
 	case key == "":
 		none.errorCode = kerr.InvalidRequest.Code
 		none.message = "coordinator key is empty"
 		return none
 	case keyType == 1:
 		return b.findTransactionCoordinator(c, key)
+	case keyType == 2:
+		return b.findShareCoordinator(c, key)
 	case keyType != 0:
 		none.errorCode = kerr.InvalidRequest.Code
 		none.message = "unknown coordinator key type " + strconv.Itoa(int(keyType))

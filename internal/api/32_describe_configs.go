@@ -71,6 +71,8 @@ func handleDescribeConfigs(b *Broker, c *call, r kmsg.Request) {
 			} else {
 				entries = b.Config().DescribeBroker(req.IncludeSynonyms)
 			}
+		case kmsg.ConfigResourceTypeGroupConfig:
+			entries = b.Config().DescribeGroup(img.Configs(metadata.ResourceGroup, rr.ResourceName))
 		case kmsg.ConfigResourceTypeBrokerLogger:
 			if code, msg := b.checkDescribeBrokerLogger(rr.ResourceName); code != 0 {
 				sr.ErrorCode, sr.ErrorMessage = code, strptr(msg)

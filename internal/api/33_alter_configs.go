@@ -122,6 +122,11 @@ func (b *Broker) alterConfigs(resourceType kmsg.ConfigResourceType, name string,
 		metaType = metadata.ResourceBroker
 	case kmsg.ConfigResourceTypeClientMetrics:
 		metaType = metadata.ResourceClientMetrics
+	case kmsg.ConfigResourceTypeGroupConfig:
+		if name == "" {
+			return kerr.InvalidRequest.Code, "Group name must not be empty."
+		}
+		metaType = metadata.ResourceGroup
 	default:
 		return kerr.InvalidRequest.Code, "unsupported resource type " + strconv.Itoa(int(resourceType))
 	}
@@ -146,6 +151,9 @@ func (b *Broker) validateOverrides(metaType int8, name string, next map[string]s
 	if metaType == metadata.ResourceClientMetrics {
 		_, err := telemetry.ParseSubscription(name, next)
 		return err
+	}
+	if metaType == metadata.ResourceGroup {
+		return b.Config().ValidateGroupConfigs(next)
 	}
 	if metaType == metadata.ResourceTopic {
 		m := make(map[string]*string, len(next))

@@ -33,6 +33,7 @@ import (
 	"github.com/samsa-streaming/samsa/internal/partition"
 	"github.com/samsa-streaming/samsa/internal/quorum"
 	"github.com/samsa-streaming/samsa/internal/quota"
+	"github.com/samsa-streaming/samsa/internal/share"
 	"github.com/samsa-streaming/samsa/internal/telemetry"
 	"github.com/samsa-streaming/samsa/internal/tier"
 	"github.com/samsa-streaming/samsa/internal/txn"
@@ -64,6 +65,8 @@ type Broker struct {
 	Groups *group.Coordinator
 	// Txn is the transaction coordinator.
 	Txn *txn.Coordinator
+	// ShareStates is the share coordinator over __share_group_state.
+	ShareStates *share.StateCoordinator
 	// Loggers, when set, are the loggers BROKER_LOGGER configs describe
 	// and change.
 	Loggers RuntimeLoggers
@@ -92,6 +95,8 @@ type Broker struct {
 	Now func() time.Time
 
 	sessions fetchSessionCache
+	// share is the share sessions and share-partitions (share_partitions.go).
+	share shareState
 	// observers are the brokers following the metadata log from this
 	// voter (01_fetch_metadata.go).
 	observers   observerTracker

@@ -21,6 +21,7 @@ func newGroupsCommand(opts *globalOptions) *cobra.Command {
 	cmd.AddCommand(
 		newGroupsListCommand(opts),
 		newGroupsDescribeCommand(opts),
+		newGroupsDescribeShareCommand(opts),
 		newGroupsDeleteCommand(opts),
 		newGroupsResetOffsetsCommand(opts),
 	)

@@ -41,6 +41,8 @@ type Broker struct {
 	Tier TierConfig
 	// StreamsGroup configures streams groups (keys_streams.go).
 	StreamsGroup StreamsGroupConfig
+	// Share is the share-group configuration (keys_share.go).
+	Share ShareConfig
 
 	// Listeners are the sockets to bind. Port 0 asks for an ephemeral port.
 	Listeners []Listener // derived: listeners
@@ -540,6 +542,9 @@ func (b *Broker) validateRelations() error {
 		return err
 	}
 	if err := b.validateStreamsGroup(); err != nil {
+		return err
+	}
+	if err := b.validateShare(); err != nil {
 		return err
 	}
 	return b.validateRoles()

@@ -79,6 +79,7 @@ var brokerKeys = slices.Concat(
 	tokenBrokerKeys,
 	metricsAuthBrokerKeys,
 	quotaBrokerKeys,
+	shareBrokerKeys,
 )
 
 // coreBrokerKeys is Kafka's KafkaConfig subset a single Samsa node uses, plus

@@ -18,11 +18,12 @@ const (
 	ConsumerOffsetsTopic  = "__consumer_offsets"
 	TransactionStateTopic = "__transaction_state"
 	MetadataTopic         = "__cluster_metadata"
+	ShareGroupStateTopic  = "__share_group_state"
 )
 
 // IsInternalTopic reports whether name is one of Kafka's internal topics.
 func IsInternalTopic(name string) bool {
-	return name == ConsumerOffsetsTopic || name == TransactionStateTopic
+	return name == ConsumerOffsetsTopic || name == TransactionStateTopic || name == ShareGroupStateTopic
 }
 
 // maxTopicNameLength is Kafka's limit (249, so that partition directory names fit in 255).

@@ -40,6 +40,8 @@ type Config struct {
 	ConsumerGroup ConsumerGroupConfig
 	// StreamsGroup configures streams groups (KIP-1071).
 	StreamsGroup StreamsGroupConfig
+	// ShareGroup configures share groups (KIP-932).
+	ShareGroup ShareGroupConfig
 
 	// Topics resolves topic IDs for OffsetCommit and OffsetFetch v10+, which
 	// name topics by ID. Nil means no topic ID resolves (UNKNOWN_TOPIC_ID).
@@ -71,6 +73,7 @@ func DefaultConfig() Config {
 		NewMemberJoinTimeoutMs:          300000,
 		ConsumerGroup:                   DefaultConsumerGroupConfig(),
 		StreamsGroup:                    DefaultStreamsGroupConfig(),
+		ShareGroup:                      DefaultShareGroupConfig(),
 	}
 }
 
@@ -96,6 +99,9 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: offsets.retention.check.interval.ms must be at least 1", ErrInvalidConfig)
 	case c.NewMemberJoinTimeoutMs < 1:
 		return fmt.Errorf("%w: new member join timeout must be at least 1ms", ErrInvalidConfig)
+	}
+	if err := c.ShareGroup.validate(); err != nil {
+		return err
 	}
 	if err := c.ConsumerGroup.validate(); err != nil {
 		return err

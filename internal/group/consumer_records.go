@@ -367,6 +367,9 @@ func (s *shard) groupTombstoneKVs(id string) []KV {
 		}
 		return out
 	}
+	if _, ok := s.groups[id].(*shareGroup); ok {
+		return s.shareGroupTombstoneKVs(id)
+	}
 	g, ok := s.groups[id].(*consumerGroup)
 	if !ok {
 		return []KV{groupMetadataKV(id, nil)}

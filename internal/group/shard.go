@@ -184,7 +184,7 @@ func (s *shard) tick(now time.Time) {
 }
 
 func (s *shard) fire(now time.Time, t *timer) {
-	if s.fireConsumerTimer(now, t) || s.fireStreamsTimer(now, t) {
+	if s.fireConsumerTimer(now, t) || s.fireStreamsTimer(now, t) || s.fireShareTimer(now, t) {
 		return
 	}
 	if t.key.kind == timerCleanup {
@@ -216,6 +216,9 @@ func (s *shard) replay(key, value []byte) error {
 		return err
 	}
 	if handled, err := s.replayStreamsRecord(key, value); handled {
+		return err
+	}
+	if handled, err := s.replayShareRecord(key, value); handled {
 		return err
 	}
 	r, err := DecodeRecord(key, value)
@@ -393,6 +396,7 @@ func (s *shard) checkInvariants() {
 	}
 	s.checkConsumerInvariants()
 	s.checkStreamsInvariants()
+	s.checkShareInvariants()
 }
 
 func (g *classicGroup) checkInvariants() {

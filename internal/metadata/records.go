@@ -154,6 +154,8 @@ type PartitionChangeRecord struct {
 const (
 	ResourceTopic  int8 = 2
 	ResourceBroker int8 = 4
+	// ResourceGroup holds group configs (Kafka's GROUP, 32).
+	ResourceGroup int8 = 32
 )
 
 // ConfigRecord sets (Value non-nil) or removes (Value nil) a dynamic config.

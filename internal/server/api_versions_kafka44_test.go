@@ -15,9 +15,6 @@ import (
 var apiVersionsOutOfScope = map[int16]string{
 	17: "security", 36: "security", 29: "security", 30: "security", 31: "security",
 	50: "security", 51: "security",
-	76: "share groups", 77: "share groups", 78: "share groups", 79: "share groups",
-	83: "share groups", 84: "share groups", 85: "share groups", 86: "share groups",
-	87: "share groups", 90: "share groups", 91: "share groups", 92: "share groups",
 	// Not served yet (docs/compatibility.md, "Behaviour differences").
 	64: "UnregisterBroker", 80: "dynamic quorum", 81: "dynamic quorum", 94: "UnregisterController",
 }

@@ -21,7 +21,7 @@ func matrixCases(principal string) []matrixCase {
 		return allow(principal, authz.ResourceCluster, authz.ClusterName, op)
 	}
 	acls := func(b ...authz.Binding) []authz.Binding { return b }
-	return []matrixCase{
+	return append([]matrixCase{
 		{name: "Metadata", acls: acls(topic(authz.OpDescribe)), denied: kerr.TopicAuthorizationFailed,
 			build: func(*matrixEnv) kmsg.Request {
 				req := kmsg.NewPtrMetadataRequest()
@@ -524,7 +524,7 @@ func matrixCases(principal string) []matrixCase {
 				return req
 			},
 			code: func(r kmsg.Response) int16 { return r.(*kmsg.UpdateFeaturesResponse).ErrorCode }},
-	}
+	}, shareMatrixCases(principal)...)
 }
 
 func fetchRequest(env *matrixEnv, replicaID int32) kmsg.Request {

@@ -79,6 +79,9 @@ type Node struct {
 	clientListeners []config.Listener
 	// logDirMover copies replicas between log dirs (logdir_mover.go).
 	logDirMover *logDirMover
+	// shareElections feeds the share coordinator its __share_group_state
+	// partitions (share.go).
+	shareElections *shareElections
 }
 
 // Options are the parts of a node that are not configuration.
@@ -249,6 +252,7 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 	groupCfg.ConsumerGroup.MaxSize = cfg.GroupConsumerMaxSize
 	groupCfg.ConsumerGroup.Assignors = cfg.GroupConsumerAssignors
 	groupCfg.StreamsGroup = streamsGroupConfig(cfg)
+	groupCfg.ShareGroup = shareGroupConfig(cfg, n.broker)
 	groupCfg.Topics = topicResolver{n.controller}
 	groupCfg.Logger = logging.leveled("group")
 	n.groups, err = group.NewCoordinator(groupCfg, txnOffsetsStorage{offsetsStorage{partitions: n.partitions, timeoutMs: cfg.RequestTimeoutMs}})
@@ -258,6 +262,7 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 	}
 	n.broker.Groups = n.groups
 	n.setupTransactions(logging.leveled("txn"))
+	n.setupShareCoordinator(logging.leveled("share"))
 	var listeners []network.ListenerSpec
 	for _, l := range cfg.Listeners {
 		if isControllerListener(cfg, l.Name) {
@@ -430,6 +435,7 @@ func (n *Node) startBroker(clusterID string) error {
 		n.replicas.Apply()
 		elections.apply(next)
 		n.txnElections.apply(next)
+		n.shareElections.apply(next)
 		var deleted []string
 		for _, name := range old.TopicNames() {
 			if next.Topic(name) == nil {
@@ -484,6 +490,7 @@ func (n *Node) Shutdown(ctx context.Context) error {
 	}
 	n.stopTransactions()
 	n.groups.Close()
+	n.broker.ShareStates.Close()
 	if n.replicas != nil {
 		n.replicas.Shutdown()
 	}

@@ -1,0 +1,67 @@
+package api
+
+// DeleteShareGroupOffsets (key 92), version 0, served by the share group's
+// coordinator: the durable state of every partition of each topic is
+// deleted (DeleteShareGroupState through the share coordinator); a later
+// fetch starts the share-partition afresh at share.auto.offset.reset.
+//
+// Behavior:
+//   - The group must be an empty share group (NON_EMPTY_GROUP,
+//     GROUP_ID_NOT_FOUND); NOT_COORDINATOR when it is not coordinated
+//     here.
+//   - UNKNOWN_TOPIC_OR_PARTITION for a topic that does not exist.
+//   - GROUP DELETE on the group (top level), TOPIC READ on each topic.
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-streaming/samsa/internal/share"
+)
+
+func init() { register(92, 0, 0, handleDeleteShareGroupOffsets) }
+
+func handleDeleteShareGroupOffsets(b *Broker, c *call, r kmsg.Request) {
+	req := r.(*kmsg.DeleteShareGroupOffsetsRequest)
+	resp := req.ResponseKind().(*kmsg.DeleteShareGroupOffsetsResponse)
+	if !b.authorize(c, opDelete, resGroup, req.GroupID) {
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		c.reply(resp)
+		return
+	}
+	readable := b.topicChecker(c, opRead)
+	allowed := map[string]bool{}
+	for _, t := range req.Topics {
+		allowed[t.Topic] = readable.allowed(t.Topic)
+	}
+	offHandler(func() {
+		if _, err := b.shareAdminGroup(req.GroupID, true); err != nil {
+			resp.ErrorCode = err.Code
+			c.reply(resp)
+			return
+		}
+		img := b.Image()
+		for _, t := range req.Topics {
+			rt := kmsg.NewDeleteShareGroupOffsetsResponseTopic()
+			rt.Topic = t.Topic
+			topic, n := topicPartitionCount(img, t.Topic)
+			switch {
+			case !allowed[t.Topic]:
+				rt.ErrorCode = kerr.TopicAuthorizationFailed.Code
+			case topic == nil:
+				rt.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			default:
+				rt.TopicID = topic.ID
+				for p := range n {
+					key := share.Key{Group: req.GroupID, TopicID: topic.ID, Partition: p}
+					if code := b.deleteShareState(key); code != 0 && rt.ErrorCode == 0 {
+						rt.ErrorCode = code
+					}
+					b.forgetLocalSharePartition(key)
+				}
+			}
+			resp.Topics = append(resp.Topics, rt)
+		}
+		c.reply(resp)
+	})
+}

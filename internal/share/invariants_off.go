@@ -1,0 +1,5 @@
+//go:build !invariants
+
+package share
+
+const invariantsEnabled = false
