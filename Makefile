@@ -6,7 +6,7 @@
 help: ## list the targets
 	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
-check: vet test compat ecosystem ## everything CI runs (.ci/run): vet, unit and integration tests, the compat suite, Kafka Streams
+check: vet test compat ecosystem ## everything CI runs (.ci/run): vet, unit and integration tests, the compat suite, Kafka Streams and Connect
 
 vet: ## go vet over every package
 	go vet ./...
@@ -21,7 +21,7 @@ test: ## unit and integration tests with -race and the invariants build tag
 compat: ## real Kafka clients against a fresh samsa node; writes compat/RESULTS.md (compat/README.md)
 	bash compat/run.sh
 
-ecosystem: ## Kafka Streams (exactly_once_v2 word count) against a 3-node samsa cluster with failures (compat/ecosystem)
+ecosystem: ## Kafka Streams (exactly_once_v2 word count) and Kafka Connect (distributed, exactly-once source) against a 3-node samsa cluster with failures (compat/ecosystem)
 	mvn -q -B -f compat/java/pom.xml $(if $(SAMSA_MAVEN_REPO),-Dmaven.repo.local=$(SAMSA_MAVEN_REPO)) -o package 2>/dev/null || \
 		mvn -q -B -f compat/java/pom.xml $(if $(SAMSA_MAVEN_REPO),-Dmaven.repo.local=$(SAMSA_MAVEN_REPO)) package
 	SAMSA_ECOSYSTEM=1 go test -count=1 -timeout 15m ./compat/ecosystem/

@@ -33,6 +33,16 @@ if [ ${#missing[@]} -gt 0 ]; then
 	fi
 fi
 
+# The newest confluent-kafka from PyPI (its wheels bundle a current
+# librdkafka), in a virtual environment of the suite's own, for the
+# confluent-kafka-python-pypi row.
+venv=compat/python/.venv
+if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import confluent_kafka" >/dev/null 2>&1; then
+	echo "compat: pip install confluent-kafka into $venv" >&2
+	{ python3 -m venv "$venv" && "$venv/bin/pip" install -q --disable-pip-version-check confluent-kafka; } ||
+		echo "compat: pip install confluent-kafka failed" >&2
+fi
+
 # kafkajs and its codec packages, pinned by package-lock.json. Install
 # scripts are not run: every package used is plain JavaScript.
 stamp=compat/kafkajs/node_modules/.compat-package-lock.json

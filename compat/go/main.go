@@ -21,7 +21,7 @@ import (
 )
 
 // Scenario names, shared with the runner and the other drivers.
-var scenarioNames = []string{"metadata", "produce", "consume", "groups", "transactions", "admin", "errors"}
+var scenarioNames = append([]string{"metadata", "produce", "consume", "groups", "transactions", "admin", "errors"}, securityScenarioNames...)
 
 // env is what a scenario needs to know about its run.
 type env struct {

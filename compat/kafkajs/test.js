@@ -20,7 +20,8 @@ const { ZstdCodec } = require('zstd-codec')
 
 const CLIENT = 'kafkajs'
 const VERSION = require('kafkajs/package.json').version
-const SCENARIOS = ['metadata', 'produce', 'consume', 'groups', 'transactions', 'admin', 'errors']
+const SECURITY_SCENARIOS = ['scram-ssl', 'plain-ssl', 'mtls', 'oauth']
+const SCENARIOS = ['metadata', 'produce', 'consume', 'groups', 'transactions', 'admin', 'errors', ...SECURITY_SCENARIOS]
 const CODECS = ['none', 'gzip', 'snappy', 'lz4', 'zstd']
 const NUM_KEYS = 97
 const PADDING = 'samsa-compat-'.repeat(8) + 'ok'
@@ -512,7 +513,110 @@ async function errors () {
   throw new PassWith(`${err.name}: ${err.message} (${types.join(' < ')}) after ${took}s`)
 }
 
+// The security scenarios (compat/README.md, "Security"; mirrors
+// compat/go/secure.go): SECURE_RECORDS records produced over one secured
+// listener with kafkajs's ssl and sasl options, read back from the start
+// of the topic's one partition and checked in order; scram-ssl also checks
+// that a wrong password is refused with an authentication error.
+const SECURE_RECORDS = 200
+const AUTH_ERROR = /authenticat|SASL|credentials/i
+
+function secureSettings (scenario) {
+  const [protocol, mechanism, address] = {
+    'scram-ssl': ['SASL_SSL', 'scram-sha-512', 'COMPAT_SASL_SSL_BOOTSTRAP'],
+    'plain-ssl': ['SASL_SSL', 'plain', 'COMPAT_SASL_SSL_BOOTSTRAP'],
+    mtls: ['SSL', null, 'COMPAT_SSL_BOOTSTRAP'],
+    oauth: ['SASL_PLAINTEXT', 'oauthbearer', 'COMPAT_SASL_PLAINTEXT_BOOTSTRAP'],
+  }[scenario]
+  const s = {
+    protocol,
+    mechanism,
+    bootstrap: process.env[address],
+    user: process.env.COMPAT_SASL_USER,
+    password: process.env.COMPAT_SASL_PASSWORD,
+  }
+  if (!s.bootstrap || !s.user || !process.env.COMPAT_SSL_CA) {
+    throw new Failed('the security scenarios need the runner\'s COMPAT_SASL_*/COMPAT_SSL_* environment')
+  }
+  return s
+}
+
+// unsecuredToken is an unsecured JWS (KIP-255: header {"alg":"none"}, no
+// signature) naming sub, valid for an hour.
+function unsecuredToken (sub) {
+  const now = Math.floor(Date.now() / 1000)
+  const enc = (o) => Buffer.from(JSON.stringify(o)).toString('base64url')
+  return `${enc({ alg: 'none' })}.${enc({ sub, iat: now, exp: now + 3600 })}.`
+}
+
+function secureKafka (s) {
+  const fs = require('fs')
+  const config = { clientId: 'compat-kafkajs', brokers: [s.bootstrap], logLevel: logLevel.NOTHING, retry: { retries: 2 } }
+  if (s.protocol.endsWith('SSL')) {
+    config.ssl = { ca: [fs.readFileSync(process.env.COMPAT_SSL_CA)] }
+    if (!s.mechanism) {
+      config.ssl.cert = fs.readFileSync(process.env.COMPAT_SSL_CERT)
+      config.ssl.key = fs.readFileSync(process.env.COMPAT_SSL_KEY)
+    }
+  }
+  if (s.mechanism === 'oauthbearer') {
+    config.sasl = { mechanism: 'oauthbearer', oauthBearerProvider: async () => ({ value: unsecuredToken(s.user) }) }
+  } else if (s.mechanism) {
+    config.sasl = { mechanism: s.mechanism, username: s.user, password: s.password }
+  }
+  return new Kafka(config)
+}
+
+function secureScenario (name) {
+  return async () => {
+    const s = secureSettings(name)
+    const topic = env.topic(name)
+    const values = Array.from({ length: SECURE_RECORDS }, (_, i) => `${name}-${i}`)
+    log(`${name}: producing ${SECURE_RECORDS} records over ${s.protocol} ${s.mechanism || ''}`)
+    const client = secureKafka(s)
+    const p = client.producer({ allowAutoTopicCreation: false })
+    await p.connect()
+    try {
+      await p.send({ topic, acks: -1, messages: values.map((v) => ({ value: v, partition: 0 })) })
+    } finally {
+      await p.disconnect()
+    }
+    // kafkajs consumes only through a group: a fresh one, from the start.
+    const c = client.consumer({ groupId: `${env.topic(name)}-reader-${Date.now()}`, maxWaitTimeInMs: 250 })
+    await c.connect()
+    const got = []
+    try {
+      await c.subscribe({ topics: [topic], fromBeginning: true })
+      await c.run({ autoCommit: false, eachMessage: async ({ message: m }) => { got.push(m.value.toString()) } })
+      await waitFor(env.timeout * 1000, async () => got.length >= SECURE_RECORDS ? null : `consumed ${got.length} of ${SECURE_RECORDS} records`)
+      await sleep(500)
+    } finally {
+      await c.disconnect()
+    }
+    if (got.length !== values.length || got.some((v, i) => v !== values[i])) {
+      throw new Failed(`read ${got.length} records back, not the ${values.length} produced in order`)
+    }
+    if (name !== 'scram-ssl') return
+    const wrong = secureKafka({ ...s, password: `not-${s.password}` }).admin()
+    let refused = null
+    try {
+      await wrong.connect()
+      await wrong.listTopics()
+    } catch (e) {
+      refused = e
+    } finally {
+      await wrong.disconnect().catch(() => {})
+    }
+    if (!refused) throw new Failed('a wrong SCRAM password was accepted')
+    if (!AUTH_ERROR.test(`${refused.name} ${refused.message}`)) {
+      throw new Failed(`a wrong SCRAM password failed without an authentication error: ${refused.name}: ${refused.message}`)
+    }
+    throw new PassWith(`wrong password refused: ${refused.name}: ${refused.message}`.slice(0, 140))
+  }
+}
+
 const FNS = { metadata, produce, consume, groups, transactions, admin, errors }
+for (const name of SECURITY_SCENARIOS) FNS[name] = secureScenario(name)
 
 async function main () {
   const name = process.argv[2]

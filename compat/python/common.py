@@ -15,7 +15,8 @@ import sys
 import time
 import traceback
 
-SCENARIOS = ["metadata", "produce", "consume", "groups", "transactions", "admin", "errors"]
+SECURITY_SCENARIOS = ["scram-ssl", "plain-ssl", "mtls", "oauth"]
+SCENARIOS = ["metadata", "produce", "consume", "groups", "transactions", "admin", "errors"] + SECURITY_SCENARIOS
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
 NUM_KEYS = 97
 # Makes values compressible, and a kcat input line exactly 128 bytes.

@@ -15,6 +15,7 @@ from common import (CODECS, GROUP_FIRST, GROUP_PARTITIONS, GROUP_SECOND, IDEM_RE
                     TXN_RECORDS, Failed, PassWith, Record, check_dense, check_member_records,
                     headers_for, key_for, main, text, ts_base, value_for, verify, wait_for,
                     wait_stable_split)
+import secure  # noqa: E402
 
 CLIENT = "confluent-kafka-python"
 VERSION = "%s (librdkafka %s)" % (confluent_kafka.version()[0], confluent_kafka.libversion()[0])
@@ -351,6 +352,70 @@ def errors(env):
     raise PassWith("%s after %.1fs" % (err, took))
 
 
+# The security scenarios (secure.py): librdkafka's security.protocol, sasl.*
+# and ssl.* properties, with its built-in unsecured OAUTHBEARER tokens.
+def secure_conf(s):
+    conf = {"bootstrap.servers": s.bootstrap, "security.protocol": s.protocol, "client.id": "compat-confluent"}
+    if s.tls():
+        conf["ssl.ca.location"] = s.ca
+    if s.mechanism is None:
+        conf.update({"ssl.certificate.location": s.cert, "ssl.key.location": s.key})
+    elif s.mechanism == "OAUTHBEARER":
+        conf.update({"sasl.mechanism": "OAUTHBEARER", "enable.sasl.oauthbearer.unsecure.jwt": True,
+                     "sasl.oauthbearer.config": "principal=" + s.user})
+    else:
+        conf.update({"sasl.mechanism": s.mechanism, "sasl.username": s.user, "sasl.password": s.password})
+    return conf
+
+
+def secure_produce(env, s, topic, values):
+    p = Producer(dict(secure_conf(s), acks="all"))
+    reports = []
+    for v in values:
+        p.produce(topic, value=v.encode(), partition=0, on_delivery=lambda err, msg: reports.append(err))
+    p.flush(max(1, env.left()))
+    errs = [e for e in reports if e is not None]
+    if len(reports) != len(values) or errs:
+        raise Failed("%d of %d delivered; errors: %s" % (len(reports) - len(errs), len(values), errs[:3]))
+
+
+def secure_consume(env, s, topic, n):
+    c = Consumer(dict(secure_conf(s), **{"group.id": env.topic("secure-reader"), "enable.auto.commit": False}))
+    c.assign([TopicPartition(topic, 0, confluent_kafka.OFFSET_BEGINNING)])
+    got = []
+    try:
+        while len(got) < n and env.left() > 0:
+            m = c.poll(1.0)
+            if m is None:
+                continue
+            if m.error():
+                raise Failed("consume: %s" % m.error())
+            got.append(m.value().decode())
+    finally:
+        c.close()
+    return got
+
+
+def secure_refused(env, s, topic):
+    errors = []
+    p = Producer(dict(secure_conf(s), error_cb=lambda e: errors.append(e)))
+    try:
+        p.list_topics(timeout=10)
+    except KafkaException as e:
+        # The reason reaches error_cb, which only poll serves.
+        p.poll(1)
+        reasons = [err for err in errors if secure.AUTH_ERROR.search(str(err))]
+        return reasons[0] if reasons else e
+    return None
+
+
+def secure_skip(scenario):
+    if scenario == "scram-ssl" and confluent_kafka.libversion()[1] < 0x020601ff:
+        return ("librdkafka %s: librdkafka before 2.6.1 repeats its client nonce in the SCRAM client-final-message "
+                "(confluentinc/librdkafka#4895), which Kafka 4.x refuses too" % confluent_kafka.libversion()[0])
+    return None
+
+
 if __name__ == "__main__":
     main(CLIENT, VERSION, {
         "metadata": metadata,
@@ -360,4 +425,5 @@ if __name__ == "__main__":
         "transactions": transactions,
         "admin": admin_scenario,
         "errors": errors,
+        **secure.scenarios(secure_produce, secure_consume, secure_refused, secure_skip),
     })

@@ -2,6 +2,7 @@
 scenario; see common.py and compat/README.md. Its compression codecs come
 from Debian's python3-snappy, python3-lz4 and python3-zstandard."""
 
+import logging
 import os
 import sys
 import threading
@@ -14,11 +15,13 @@ import kafka.errors as Errors  # noqa: E402
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition  # noqa: E402
 from kafka.admin import (ConfigResource, ConfigResourceType, KafkaAdminClient,  # noqa: E402
                          NewPartitions, NewTopic)
+from kafka.oauth.abstract import AbstractTokenProvider  # noqa: E402
 
 from common import (CODECS, GROUP_FIRST, GROUP_PARTITIONS, GROUP_SECOND, Failed,  # noqa: E402
                     NotApplicable, PassWith, Record, check_dense, check_member_records,
                     headers_for, key_for, main, text, ts_base, value_for, verify, wait_for,
                     wait_stable_split)
+import secure  # noqa: E402
 
 CLIENT = "kafka-python"
 VERSION = kafka.__version__
@@ -366,6 +369,77 @@ def errors(env):
     raise PassWith("%s: %s after %.1fs (metadata: UNKNOWN_TOPIC_OR_PARTITION)" % (type(err).__name__, err, took))
 
 
+# The security scenarios (secure.py): kafka-python's security_protocol,
+# ssl_* and sasl_* arguments, with a token provider for OAUTHBEARER.
+class UnsecuredTokens(AbstractTokenProvider):
+    def __init__(self, user):
+        super().__init__()
+        self.user = user
+
+    def token(self):
+        return secure.unsecured_token(self.user)
+
+
+def secure_conf(s):
+    conf = dict(bootstrap_servers=s.bootstrap, security_protocol=s.protocol, client_id="compat-kafka-python")
+    if s.tls():
+        conf["ssl_cafile"] = s.ca
+    if s.mechanism is None:
+        conf.update(ssl_certfile=s.cert, ssl_keyfile=s.key)
+    elif s.mechanism == "OAUTHBEARER":
+        conf.update(sasl_mechanism="OAUTHBEARER", sasl_oauth_token_provider=UnsecuredTokens(s.user))
+    else:
+        conf.update(sasl_mechanism=s.mechanism, sasl_plain_username=s.user, sasl_plain_password=s.password)
+    return conf
+
+
+def secure_produce(env, s, topic, values):
+    p = KafkaProducer(acks="all", **secure_conf(s))
+    try:
+        futures = [p.send(topic, value=v.encode(), partition=0) for v in values]
+        for f in futures:
+            f.get(timeout=max(1, env.left()))
+    finally:
+        p.close(timeout=5)
+
+
+def secure_consume(env, s, topic, n):
+    c = KafkaConsumer(enable_auto_commit=False, **secure_conf(s))
+    tp = TopicPartition(topic, 0)
+    c.assign([tp])
+    c.seek_to_beginning(tp)
+    got = []
+    try:
+        while len(got) < n and env.left() > 0:
+            for records in c.poll(timeout_ms=1000).values():
+                got.extend(r.value.decode() for r in records)
+    finally:
+        c.close()
+    return got
+
+
+def secure_refused(env, s, topic):
+    """kafka-python's constructors report a refused authentication as
+    NoBrokersAvailable; the reason is in what it logs, which is where its
+    users see it."""
+    seen = []
+
+    class Collect(logging.Handler):
+        def emit(self, record):
+            seen.append(record.getMessage())
+
+    handler = Collect(level=logging.WARNING)
+    logging.getLogger("kafka").addHandler(handler)
+    try:
+        KafkaProducer(**secure_conf(s)).close(timeout=1)
+    except Errors.KafkaError as e:
+        reasons = [m for m in seen if secure.AUTH_ERROR.search(m)]
+        return "%s: %s" % (type(e).__name__, reasons[0] if reasons else e)
+    finally:
+        logging.getLogger("kafka").removeHandler(handler)
+    return None
+
+
 if __name__ == "__main__":
     main(CLIENT, VERSION, {
         "metadata": metadata,
@@ -375,4 +449,5 @@ if __name__ == "__main__":
         "transactions": transactions,
         "admin": admin_scenario,
         "errors": errors,
+        **secure.scenarios(secure_produce, secure_consume, secure_refused),
     })

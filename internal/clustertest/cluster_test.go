@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -21,6 +22,12 @@ func newClient(t *testing.T, seeds []string, opts ...kgo.Opt) *kgo.Client {
 	}
 	t.Cleanup(cl.Close)
 	return cl
+}
+
+// client is newClient for c: its ClientOpts (TLS, SASL) and opts.
+func (c *Cluster) client(t *testing.T, opts ...kgo.Opt) *kgo.Client {
+	t.Helper()
+	return newClient(t, c.Addrs(), append(slices.Clone(c.ClientOpts), opts...)...)
 }
 
 // metadataOf asks one node (only) for its metadata.

@@ -31,7 +31,7 @@ const replicatedPartitions = 6
 // and waits until every partition has a full ISR.
 func createReplicatedTopic(t *testing.T, c *Cluster, topic string, partitions int32) {
 	t.Helper()
-	adm := kadm.NewClient(newClient(t, c.Addrs()))
+	adm := kadm.NewClient(c.client(t))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	minISR := "2"
@@ -53,8 +53,8 @@ type partitionState struct {
 	replicas, isr []int32
 }
 
-func topicState(ctx context.Context, addr, topic string) (map[int32]partitionState, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+func topicState(ctx context.Context, addr, topic string, opts ...kgo.Opt) (map[int32]partitionState, error) {
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr)}, opts...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +82,7 @@ func waitFullISR(t *testing.T, c *Cluster, topic string, timeout time.Duration) 
 	t.Helper()
 	WaitFor(t, timeout, func() error {
 		for _, n := range c.Nodes {
-			st, err := topicState(context.Background(), n.Addr(), topic)
+			st, err := topicState(context.Background(), n.Addr(), topic, c.ClientOpts...)
 			if err != nil {
 				return err
 			}
@@ -103,11 +103,17 @@ func replicationCluster(t *testing.T, overrides ...string) *Cluster {
 	if testing.Short() {
 		t.Skip("starts server processes")
 	}
-	return StartCluster(t, 3, append([]string{"replica.lag.time.max.ms=10000", "replica.fetch.backoff.ms=200"}, overrides...)...)
+	return StartCluster(t, 3, append(replicationOverrides(), overrides...)...)
+}
+
+// replicationOverrides are the settings of the replication tests' clusters:
+// a follower out of the ISR, and back, within seconds.
+func replicationOverrides() []string {
+	return []string{"replica.lag.time.max.ms=10000", "replica.fetch.backoff.ms=200"}
 }
 
 func acksAllProducer(t *testing.T, c *Cluster, opts ...kgo.Opt) *kgo.Client {
-	return newClient(t, c.Addrs(), append([]kgo.Opt{
+	return c.client(t, append([]kgo.Opt{
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
 		kgo.ProduceRequestTimeout(5 * time.Second),
@@ -120,7 +126,7 @@ func acksAllProducer(t *testing.T, c *Cluster, opts ...kgo.Opt) *kgo.Client {
 // and returns the values in offset order with their offsets.
 func readPartition(t *testing.T, c *Cluster, topic string, partition int32) (values []string, offsets []int64) {
 	t.Helper()
-	adm := kadm.NewClient(newClient(t, c.Addrs()))
+	adm := kadm.NewClient(c.client(t))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	ends, err := adm.ListEndOffsets(ctx, topic)
@@ -134,7 +140,7 @@ func readPartition(t *testing.T, c *Cluster, topic string, partition int32) (val
 	if end.Offset == 0 {
 		return nil, nil
 	}
-	cl := newClient(t, c.Addrs(), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {partition: kgo.NewOffset().AtStart()}}))
+	cl := c.client(t, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {partition: kgo.NewOffset().AtStart()}}))
 	for {
 		fs := cl.PollFetches(ctx)
 		if ctx.Err() != nil {
@@ -182,7 +188,7 @@ func TestReplicationLeaderKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A topic needing 3 in-sync replicas, for the NOT_ENOUGH_REPLICAS check.
-	adm := kadm.NewClient(newClient(t, c.Addrs()))
+	adm := kadm.NewClient(c.client(t))
 	three := "3"
 	if resp, err := adm.CreateTopic(ctx, 1, 3, map[string]*string{"min.insync.replicas": &three}, "replicated-strict"); err != nil || resp.Err != nil {
 		t.Fatalf("create strict topic: %v %v", err, resp.Err)
@@ -326,13 +332,18 @@ type faultReport struct {
 // acknowledged record must be in the log exactly once, in order.
 // SAMSA_SOAK=1 runs it for 10 minutes instead of about one.
 func TestReplicationUnderFaults(t *testing.T) {
-	c := replicationCluster(t)
-	const topic = "replicated-faults"
-	createReplicatedTopic(t, c, topic, replicatedPartitions)
 	duration, minFaults := 60*time.Second, 20
 	if os.Getenv("SAMSA_SOAK") == "1" {
 		duration, minFaults = 10*time.Minute, 200
 	}
+	replicationUnderFaults(t, replicationCluster(t), duration, minFaults)
+}
+
+// replicationUnderFaults is TestReplicationUnderFaults on c for at least
+// duration and minFaults faults.
+func replicationUnderFaults(t *testing.T, c *Cluster, duration time.Duration, minFaults int) {
+	const topic = "replicated-faults"
+	createReplicatedTopic(t, c, topic, replicatedPartitions)
 	producer := acksAllProducer(t, c, kgo.MaxBufferedRecords(2000), kgo.RecordDeliveryTimeout(40*time.Second))
 
 	var mu sync.Mutex

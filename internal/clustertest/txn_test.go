@@ -26,12 +26,21 @@ func txnCluster(t *testing.T, overrides ...string) *Cluster {
 	if testing.Short() {
 		t.Skip("starts server processes")
 	}
-	c := StartCluster(t, 3, append([]string{
-		"replica.lag.time.max.ms=10000", "replica.fetch.backoff.ms=200",
+	return logTransactionsOnFailure(t, StartCluster(t, 3, append(txnOverrides(), overrides...)...))
+}
+
+// txnOverrides are the settings of the transaction tests' clusters.
+func txnOverrides() []string {
+	return append(replicationOverrides(),
 		// Few coordinator partitions, so the internal topics are quick to
 		// create; still spread over the three nodes.
 		"transaction.state.log.num.partitions=3", "offsets.topic.num.partitions=3",
-		"transaction.abort.timed.out.transaction.cleanup.interval.ms=1000"}, overrides...)...)
+		"transaction.abort.timed.out.transaction.cleanup.interval.ms=1000")
+}
+
+// logTransactionsOnFailure logs the nodes' warnings and transaction lines
+// when t fails.
+func logTransactionsOnFailure(t *testing.T, c *Cluster) *Cluster {
 	t.Cleanup(func() {
 		if t.Failed() {
 			logNodeWarnings(t, c)
@@ -53,7 +62,7 @@ func leadersSpreadOver(t *testing.T, c *Cluster, topic string) map[int32][]int32
 	t.Helper()
 	var byLeader map[int32][]int32
 	WaitFor(t, 30*time.Second, func() error {
-		st, err := topicState(context.Background(), c.Nodes[0].Addr(), topic)
+		st, err := topicState(context.Background(), c.Nodes[0].Addr(), topic, c.ClientOpts...)
 		if err != nil {
 			return err
 		}
@@ -102,7 +111,7 @@ func readUntilSentinel(t *testing.T, c *Cluster, topic, sentinel string, level k
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
 	defer cancel()
-	cl := newClient(t, c.Addrs(), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+	cl := c.client(t, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.FetchIsolationLevel(level), kgo.FetchMaxWait(500*time.Millisecond))
 	defer cl.Close()
 	out := map[int32][]string{}
@@ -133,7 +142,7 @@ func findTxnCoordinator(t *testing.T, c *Cluster, id string) int32 {
 // a group, 1: a transactional id).
 func findCoordinator(t *testing.T, c *Cluster, keyType int8, key string) int32 {
 	t.Helper()
-	cl := newClient(t, c.Addrs())
+	cl := c.client(t)
 	var node int32
 	WaitFor(t, 30*time.Second, func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -158,7 +167,7 @@ func findCoordinator(t *testing.T, c *Cluster, keyType int8, key string) int32 {
 // partition reached the high watermark: no transaction is left open.
 func waitStable(t *testing.T, c *Cluster, topic string) {
 	t.Helper()
-	adm := kadm.NewClient(newClient(t, c.Addrs()))
+	adm := kadm.NewClient(c.client(t))
 	WaitFor(t, 45*time.Second, func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -198,6 +207,12 @@ func transactionsAcrossBrokers(t *testing.T, overrides ...string) {
 	begin := time.Now()
 	c := txnCluster(t, overrides...)
 	t.Logf("cluster up in %v", time.Since(begin))
+	transactionsOn(t, c)
+}
+
+// transactionsOn is TestTransactionsAcrossBrokers on c.
+func transactionsOn(t *testing.T, c *Cluster) {
+	begin := time.Now()
 	const topic = "txn-across"
 	createReplicatedTopic(t, c, topic, txnPartitions)
 	createReplicatedTopic(t, c, topic+"-plain", txnPartitions)
@@ -277,7 +292,7 @@ func transactionsAcrossBrokers(t *testing.T, overrides ...string) {
 // with min.insync.replicas = transaction.state.log.min.isr (2 by default).
 func checkTransactionStateMinISR(t *testing.T, c *Cluster, want string) {
 	t.Helper()
-	adm := kadm.NewClient(newClient(t, c.Addrs()))
+	adm := kadm.NewClient(c.client(t))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	configs, err := adm.DescribeTopicConfigs(ctx, "__transaction_state")
@@ -335,7 +350,7 @@ func consumeTransformProduce(t *testing.T, c *Cluster) {
 		want = append(want, "out-"+v)
 	}
 
-	sess, err := kgo.NewGroupTransactSession(
+	sess, err := kgo.NewGroupTransactSession(append(slices.Clone(c.ClientOpts),
 		kgo.SeedBrokers(c.Addrs()...),
 		kgo.TransactionalID(txnID),
 		kgo.TransactionTimeout(20*time.Second),
@@ -345,7 +360,7 @@ func consumeTransformProduce(t *testing.T, c *Cluster) {
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.RequireStableFetchOffsets(),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
-	)
+	)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -380,7 +395,7 @@ func consumeTransformProduce(t *testing.T, c *Cluster) {
 	t.Logf("consume-transform-produce: %d records in %d transactions in %v", consumed, transactions, time.Since(start))
 
 	// The group's committed offsets are the ends of the input.
-	adm := kadm.NewClient(newClient(t, c.Addrs()))
+	adm := kadm.NewClient(c.client(t))
 	ends, err := adm.ListEndOffsets(ctx, in)
 	if err != nil {
 		t.Fatal(err)

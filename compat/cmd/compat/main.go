@@ -34,7 +34,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-var scenarios = []string{"metadata", "produce", "consume", "groups", "transactions", "admin", "errors"}
+var scenarios = []string{"metadata", "produce", "consume", "groups", "transactions", "admin", "errors", "scram-ssl", "plain-ssl", "mtls", "oauth"}
 
 // client is one third-party client and how to run its driver.
 type client struct {
@@ -46,6 +46,8 @@ type client struct {
 }
 
 func python() string { return getenv("COMPAT_PYTHON", "/usr/bin/python3") }
+
+func pypiPython() string { return getenv("COMPAT_PYPI_PYTHON", "compat/python/.venv/bin/python") }
 
 func goDriver(name string) func(tmp, scenario string) []string {
 	return func(tmp, scenario string) []string {
@@ -75,6 +77,15 @@ var clients = []client{
 			return []string{python(), "compat/python/confluent_test.py", s}
 		},
 		probe: func() error { return runs(python(), "-c", "import confluent_kafka")() },
+	},
+	{
+		// The same driver on the newest confluent-kafka from PyPI, whose
+		// wheels bundle a current librdkafka (compat/run.sh installs it).
+		name: "confluent-kafka-python-pypi",
+		command: func(_, s string) []string {
+			return []string{pypiPython(), "compat/python/confluent_test.py", s}
+		},
+		probe: func() error { return runs(pypiPython(), "-c", "import confluent_kafka")() },
 	},
 	{
 		name: "kafka-python",
@@ -294,8 +305,20 @@ func run() int {
 			case time.Until(suiteDeadline) < 10*time.Second:
 				setCell(cl.name, sc, cell{status: statusFail, detail: fmt.Sprintf("not run: the suite's %s limit (COMPAT_SUITE_TIMEOUT) had passed", suiteLimit)})
 				continue
+			case securityScenarios[sc] && node == nil:
+				setCell(cl.name, sc, cell{status: statusNA, detail: "the security scenarios need the suite's own node and its secured listeners (COMPAT_BROKER was given)"})
+				continue
 			}
-			c, version := runScenario(ctx, tmp, cl, sc, bootstrap, fmt.Sprintf("compat-%s-%s", runID, cl.name),
+			prefix := fmt.Sprintf("compat-%s-%s", runID, cl.name)
+			var extraEnv []string
+			if securityScenarios[sc] {
+				if err := createSecureTopic(ctx, bootstrap, prefix+"-"+sc); err != nil {
+					setCell(cl.name, sc, cell{status: statusFail, detail: err.Error()})
+					continue
+				}
+				extraEnv = node.securityEnv
+			}
+			c, version := runScenario(ctx, tmp, cl, sc, bootstrap, prefix, extraEnv,
 				min(timeout, time.Until(suiteDeadline)))
 			if version != "" {
 				versions[cl.name] = version
@@ -351,7 +374,7 @@ func run() int {
 }
 
 // runScenario runs one driver process with a deadline and reads its result.
-func runScenario(ctx context.Context, tmp string, cl client, sc, bootstrap, prefix string, timeout time.Duration) (cell, string) {
+func runScenario(ctx context.Context, tmp string, cl client, sc, bootstrap, prefix string, extraEnv []string, timeout time.Duration) (cell, string) {
 	args := cl.command(tmp, sc)
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Env = append(os.Environ(),
@@ -361,6 +384,7 @@ func runScenario(ctx context.Context, tmp string, cl client, sc, bootstrap, pref
 		"COMPAT_TIMEOUT="+strconv.Itoa(int(timeout.Seconds())),
 		"COMPAT_RECORDS="+getenv("COMPAT_RECORDS", "10000"),
 	)
+	cmd.Env = append(cmd.Env, extraEnv...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	var stdout bytes.Buffer
 	logPath := filepath.Join(tmp, "logs", cl.name+"-"+sc+".log")
@@ -431,11 +455,14 @@ func runScenario(ctx context.Context, tmp string, cl client, sc, bootstrap, pref
 
 // samsaNode is the broker process the suite started.
 type samsaNode struct {
-	cmd     *exec.Cmd
-	addr    string
-	logPath string
-	done    chan struct{}
-	waitErr error
+	cmd  *exec.Cmd
+	addr string
+	// securityEnv tells the security scenarios' drivers the secured
+	// listeners and their credentials.
+	securityEnv []string
+	logPath     string
+	done        chan struct{}
+	waitErr     error
 }
 
 func startSamsa(ctx context.Context, tmp string) (*samsaNode, error) {
@@ -453,11 +480,28 @@ func startSamsa(ctx context.Context, tmp string) (*samsaNode, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(filepath.Join(tmp, "samsa"), "server",
-		"--override", "listeners=PLAINTEXT://"+addr,
-		"--override", "log.dirs="+dataDir,
+	securityOverrides, securityEnv, err := securitySetup(tmp)
+	if err != nil {
+		return nil, err
+	}
+	listeners, listenerEnv, err := secureListenerSpecs()
+	if err != nil {
+		return nil, err
+	}
+	args := []string{"server",
+		"--override", "listeners=" + strings.Join(append([]string{"PLAINTEXT://" + addr}, listeners...), ","),
+		"--override", "log.dirs=" + dataDir,
 		"--override", "auto.create.topics.enable=false",
-	)
+	}
+	// The metrics endpoint on a port of its own, so the suite runs beside
+	// other nodes on this host.
+	if metricsPort, err := freePort(); err == nil {
+		args = append(args, "--override", fmt.Sprintf("metrics.listener=127.0.0.1:%d", metricsPort))
+	}
+	for _, o := range securityOverrides {
+		args = append(args, "--override", o)
+	}
+	cmd := exec.Command(filepath.Join(tmp, "samsa"), args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	// Its own process group; and it goes if the runner dies.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
@@ -465,7 +509,7 @@ func startSamsa(ctx context.Context, tmp string) (*samsaNode, error) {
 		logFile.Close()
 		return nil, err
 	}
-	n := &samsaNode{cmd: cmd, addr: addr, logPath: logPath, done: make(chan struct{})}
+	n := &samsaNode{cmd: cmd, addr: addr, securityEnv: append(securityEnv, listenerEnv...), logPath: logPath, done: make(chan struct{})}
 	go func() {
 		n.waitErr = cmd.Wait()
 		logFile.Close()

@@ -44,14 +44,18 @@ public final class Main {
         void run(Env env) throws Exception;
     }
 
-    static final Map<String, Scenario> SCENARIOS = Map.of(
-            "metadata", Produce::metadata,
-            "produce", Produce::produce,
-            "consume", Produce::consume,
-            "groups", Groups::groups,
-            "transactions", Transactions::transactions,
-            "admin", Admin::admin,
-            "errors", Errors::errors);
+    static final Map<String, Scenario> SCENARIOS = Map.ofEntries(
+            Map.entry("metadata", Produce::metadata),
+            Map.entry("produce", Produce::produce),
+            Map.entry("consume", Produce::consume),
+            Map.entry("groups", Groups::groups),
+            Map.entry("transactions", Transactions::transactions),
+            Map.entry("admin", Admin::admin),
+            Map.entry("errors", Errors::errors),
+            Map.entry("scram-ssl", Security.scenario("scram-ssl")),
+            Map.entry("plain-ssl", Security.scenario("plain-ssl")),
+            Map.entry("mtls", Security.scenario("mtls")),
+            Map.entry("oauth", Security.scenario("oauth")));
 
     public static void main(String[] args) {
         if (args.length != 1 || !SCENARIOS.containsKey(args[0])) {
