@@ -3,9 +3,9 @@ package api
 // DescribeLogDirs (key 35), versions 1-5.
 //
 // Behavior:
-//   - Lists every log dir with the size of each hosted partition in it; a
-//     null topic list means every topic. v4+ adds the dir's total and usable
-//     bytes (statfs).
+//   - Lists every log dir with the size of each replica in it, led or
+//     followed here, as Kafka does; a null topic list means every topic.
+//     v4+ adds the dir's total and usable bytes (statfs).
 //   - offset_lag is 0 (no future replicas) and is_future false.
 //   - v5 (KIP-1066) adds is_cordoned: always false, as Samsa has no
 //     cordoning of log dirs (log.dirs.cordoned is not a key here).
@@ -34,7 +34,7 @@ func handleDescribeLogDirs(b *Broker, c *call, r kmsg.Request) {
 		wanted[t.Topic] = ps
 	}
 	byDir := map[string]map[string][]kmsg.DescribeLogDirsResponseDirTopicPartition{}
-	for _, p := range b.Partitions.All() {
+	for _, p := range b.Partitions.Hosted() {
 		if req.Topics != nil {
 			ps, ok := wanted[p.Topic]
 			if !ok || !ps[p.Index] {
