@@ -24,6 +24,7 @@ require (
 	github.com/xdg-go/scram v1.1.2
 	github.com/youmark/pkcs8 v0.0.0-20240726163527-a2c0da244d78
 	go.etcd.io/raft/v3 v3.7.0
+	go.opentelemetry.io/proto/otlp v1.11.0
 	gocloud.dev v0.47.0
 	golang.org/x/crypto v0.57.0
 	golang.org/x/sys v0.50.0

@@ -29,6 +29,7 @@ kafka-leader-election) class=org.apache.kafka.tools.LeaderElectionCommand ;;
 kafka-reassign-partitions) class=org.apache.kafka.tools.reassign.ReassignPartitionsCommand ;;
 kafka-log-dirs) class=org.apache.kafka.tools.LogDirsCommand ;;
 kafka-metadata-quorum) class=org.apache.kafka.tools.MetadataQuorumCommand ;;
+kafka-client-metrics) class=org.apache.kafka.tools.ClientMetricsCommand ;;
 kafka-transactions) class=org.apache.kafka.tools.TransactionsCommand ;;
 kafka-features) class=org.apache.kafka.tools.FeatureCommand ;;
 kafka-groups) class=org.apache.kafka.tools.GroupsCommand ;;

@@ -3,6 +3,7 @@
 // kafka-consumer-groups, kafka-configs, kafka-get-offsets,
 // kafka-delete-records, kafka-leader-election, kafka-reassign-partitions,
 // kafka-log-dirs, kafka-metadata-quorum, kafka-transactions, kafka-features,
+// kafka-client-metrics,
 // the perf tests, kafka-e2e-latency, the verifiable producer and consumer,
 // and kafka-dump-log) against real samsa nodes, and check what each prints.
 //

@@ -8,7 +8,8 @@ package api
 //   - A request at a version above 5 is answered in v0 with UNSUPPORTED_VERSION
 //     and the supported ranges, so the client can retry at a version we serve
 //     (Kafka's fallback; the response header is always v0).
-//   - v3+ carries the client software name and version; they are not checked.
+//   - v3+ carries the client software name and version; they are not
+//     checked, and kept for client telemetry's match patterns.
 //   - v5 (KIP-1242) carries the cluster id and node id the client believes
 //     it reached: both set and either not this node's answers
 //     REBOOTSTRAP_REQUIRED (with the supported ranges), one set without the
@@ -42,6 +43,10 @@ func handleAPIVersions(b *Broker, c *call, r kmsg.Request) {
 	b.addFeatures(resp, c.version)
 	if req, ok := r.(*kmsg.ApiVersionsRequest); ok && c.version >= 5 {
 		resp.ErrorCode = b.checkAPIVersionsTarget(req)
+	}
+	if req, ok := r.(*kmsg.ApiVersionsRequest); ok && c.version >= 3 && c.req.Conn != nil {
+		// For client telemetry's match patterns (KIP-714).
+		c.req.Conn.Software.Set(req.ClientSoftwareName, req.ClientSoftwareVersion)
 	}
 	c.reply(resp)
 }

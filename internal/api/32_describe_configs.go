@@ -11,10 +11,16 @@ package api
 //     INVALID_REQUEST. Broker logger resources (this node's id) list this
 //     node's loggers ("root" and each component) with their levels, source
 //     DYNAMIC_BROKER_LOGGER_CONFIG.
+//   - Client-metrics resources (KIP-714) list the subscription's stored
+//     configs only, source CLIENT_METRICS_CONFIG, with their types (LIST,
+//     INT), as Kafka 4.4 does;
+//     an unknown subscription lists none, an empty name answers
+//     INVALID_REQUEST.
 //   - A null config_names asks for every config; synonyms (v1+) and
 //     documentation (v3+) only when asked.
 
 import (
+	"sort"
 	"strconv"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -22,6 +28,7 @@ import (
 
 	"github.com/samsa-streaming/samsa/internal/config"
 	"github.com/samsa-streaming/samsa/internal/metadata"
+	"github.com/samsa-streaming/samsa/internal/telemetry"
 )
 
 func init() { register(32, 1, 4, handleDescribeConfigs) }
@@ -64,6 +71,13 @@ func handleDescribeConfigs(b *Broker, c *call, r kmsg.Request) {
 				break
 			}
 			entries = b.describeBrokerLoggers()
+		case kmsg.ConfigResourceTypeClientMetrics:
+			if rr.ResourceName == "" {
+				sr.ErrorCode = kerr.InvalidRequest.Code
+				sr.ErrorMessage = strptr("Client metrics subscription name must not be empty")
+				break
+			}
+			entries = describeClientMetrics(img.Configs(metadata.ResourceClientMetrics, rr.ResourceName))
 		default:
 			sr.ErrorCode = kerr.InvalidRequest.Code
 			sr.ErrorMessage = strptr("unsupported resource type " + strconv.Itoa(int(rr.ResourceType)))
@@ -93,4 +107,23 @@ func handleDescribeConfigs(b *Broker, c *call, r kmsg.Request) {
 		resp.Resources = append(resp.Resources, sr)
 	}
 	c.reply(resp)
+}
+
+// describeClientMetrics lists a subscription's stored configs, by name.
+func describeClientMetrics(configs map[string]string) []config.ConfigEntry {
+	names := make([]string, 0, len(configs))
+	for name := range configs {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	entries := make([]config.ConfigEntry, 0, len(names))
+	for _, name := range names {
+		v := configs[name]
+		typ := kmsg.ConfigTypeList // metrics, match
+		if name == telemetry.IntervalMsConfig {
+			typ = kmsg.ConfigTypeInt
+		}
+		entries = append(entries, config.ConfigEntry{Name: name, Value: &v, Source: kmsg.ConfigSourceClientMetricsConfig, Type: typ})
+	}
+	return entries
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/samsa-streaming/samsa/internal/config"
 	"github.com/samsa-streaming/samsa/internal/metadata"
+	"github.com/samsa-streaming/samsa/internal/telemetry"
 )
 
 func init() {
@@ -119,6 +120,8 @@ func (b *Broker) alterConfigs(resourceType kmsg.ConfigResourceType, name string,
 			return code, msg
 		}
 		metaType = metadata.ResourceBroker
+	case kmsg.ConfigResourceTypeClientMetrics:
+		metaType = metadata.ResourceClientMetrics
 	default:
 		return kerr.InvalidRequest.Code, "unsupported resource type " + strconv.Itoa(int(resourceType))
 	}
@@ -140,6 +143,10 @@ func (b *Broker) alterConfigs(resourceType kmsg.ConfigResourceType, name string,
 
 // validateOverrides checks a resource's complete new overrides.
 func (b *Broker) validateOverrides(metaType int8, name string, next map[string]string) error {
+	if metaType == metadata.ResourceClientMetrics {
+		_, err := telemetry.ParseSubscription(name, next)
+		return err
+	}
 	if metaType == metadata.ResourceTopic {
 		m := make(map[string]*string, len(next))
 		for k, v := range next {
@@ -160,7 +167,7 @@ func (b *Broker) validateOverrides(metaType int8, name string, next map[string]s
 }
 
 func configErrorCode(err error) int16 {
-	if errors.Is(err, config.ErrInvalidRequest) {
+	if errors.Is(err, config.ErrInvalidRequest) || errors.Is(err, telemetry.ErrInvalidRequest) {
 		return kerr.InvalidRequest.Code
 	}
 	return kerr.InvalidConfig.Code

@@ -16,6 +16,12 @@ package api
 //     the level of this node's loggers at once, until restart; they are
 //     never forwarded. An unknown logger or level answers INVALID_CONFIG,
 //     APPEND/SUBTRACT or unsetting "root" INVALID_REQUEST.
+//   - Client-metrics resources (KIP-714, named by the subscription) take
+//     metrics, interval.ms and match (APPEND and SUBTRACT on the LIST keys
+//     metrics and match), validated as Kafka's ClientMetricsConfigs does:
+//     INVALID_REQUEST for an empty name, an unknown key or an interval out
+//     of 100-3600000, INVALID_CONFIG for a bad value or match pattern.
+//     Removing every config removes the subscription.
 //   - A resource named twice answers INVALID_REQUEST for both.
 //   - validate_only checks without changing anything.
 
@@ -23,6 +29,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-streaming/samsa/internal/config"
+	"github.com/samsa-streaming/samsa/internal/telemetry"
 )
 
 func init() {
@@ -47,6 +54,9 @@ func handleIncrementalAlterConfigs(b *Broker, c *call, r kmsg.Request) {
 		}
 		changes[i] = func(current map[string]string) (map[string]string, error) {
 			return config.ApplyIncremental(current, ops)
+		}
+		if rr.ResourceType == kmsg.ConfigResourceTypeClientMetrics {
+			changes[i] = clientMetricsChange(rr.Configs)
 		}
 		switch {
 		case results[i] != nil: // named twice
@@ -97,4 +107,16 @@ func handleIncrementalAlterConfigs(b *Broker, c *call, r kmsg.Request) {
 		code, msg := b.alterConfigs(rr.ResourceType, rr.ResourceName, req.ValidateOnly, changes[i])
 		return resourceResult{code, msg}
 	})
+}
+
+// clientMetricsChange applies IncrementalAlterConfigs operations to a
+// client-metrics subscription's configs.
+func clientMetricsChange(configs []kmsg.IncrementalAlterConfigsRequestResourceConfig) func(map[string]string) (map[string]string, error) {
+	ops := make([]telemetry.AlterOp, len(configs))
+	for j, op := range configs {
+		ops[j] = telemetry.AlterOp{Name: op.Name, Op: op.Op, Value: op.Value}
+	}
+	return func(current map[string]string) (map[string]string, error) {
+		return telemetry.ApplyIncremental(current, ops)
+	}
 }

@@ -33,6 +33,7 @@ import (
 	"github.com/samsa-streaming/samsa/internal/partition"
 	"github.com/samsa-streaming/samsa/internal/quorum"
 	"github.com/samsa-streaming/samsa/internal/quota"
+	"github.com/samsa-streaming/samsa/internal/telemetry"
 	"github.com/samsa-streaming/samsa/internal/txn"
 )
 
@@ -65,6 +66,12 @@ type Broker struct {
 	// Loggers, when set, are the loggers BROKER_LOGGER configs describe
 	// and change.
 	Loggers RuntimeLoggers
+	// Telemetry, when set, answers client telemetry (KIP-714): the
+	// subscriptions and the pushed metrics (71_get_telemetry_subscriptions.go).
+	Telemetry *telemetry.Manager
+	// LogDirMoverWake, when set, wakes the driver of replica moves between
+	// log dirs (AlterReplicaLogDirs).
+	LogDirMoverWake func()
 	// Metrics, when set, counts bytes and records in and out per topic.
 	Metrics *metrics.Metrics
 	// Authorization is the authorizer (authorize.go); nil when

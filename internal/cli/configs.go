@@ -20,6 +20,9 @@ const (
 	// resourceBrokerDefaults is the cluster-wide broker default, the
 	// resource Kafka names with an empty broker id.
 	resourceBrokerDefaults
+	// resourceClientMetrics is a client-metrics subscription (KIP-714),
+	// kafka-configs' entity type client-metrics.
+	resourceClientMetrics
 )
 
 func (k configResourceKind) String() string {
@@ -28,16 +31,20 @@ func (k configResourceKind) String() string {
 		return "topic"
 	case resourceBroker:
 		return "broker"
+	case resourceClientMetrics:
+		return "client-metrics"
 	default:
 		return "broker defaults"
 	}
 }
 
-// configTarget is the --topic / --broker / --broker-defaults choice.
+// configTarget is the --topic / --broker / --broker-defaults /
+// --client-metrics choice.
 type configTarget struct {
 	topic          string
 	broker         int32
 	brokerDefaults bool
+	clientMetrics  string
 }
 
 func (t *configTarget) addFlags(cmd *cobra.Command, opts *globalOptions) {
@@ -45,21 +52,27 @@ func (t *configTarget) addFlags(cmd *cobra.Command, opts *globalOptions) {
 	flags.StringVar(&t.topic, "topic", "", "the topic whose configs to use")
 	flags.Int32Var(&t.broker, "broker", -1, "the broker (node id) whose configs to use")
 	flags.BoolVar(&t.brokerDefaults, "broker-defaults", false, "the cluster-wide default broker configs")
+	flags.StringVar(&t.clientMetrics, "client-metrics", "", "the client-metrics subscription (metrics, interval.ms, match) whose configs to use")
 	_ = cmd.RegisterFlagCompletionFunc("topic", completeTopicNames(opts))
 }
 
 // resolve returns which resource the flags name, and its Kafka name.
 func (t *configTarget) resolve(cmd *cobra.Command) (configResourceKind, string, error) {
 	chosen := 0
-	for _, set := range []bool{cmd.Flags().Changed("topic"), cmd.Flags().Changed("broker"), t.brokerDefaults} {
+	for _, set := range []bool{cmd.Flags().Changed("topic"), cmd.Flags().Changed("broker"), t.brokerDefaults, cmd.Flags().Changed("client-metrics")} {
 		if set {
 			chosen++
 		}
 	}
 	if chosen != 1 {
-		return 0, "", newUsageError(cmd.CommandPath(), "give exactly one of --topic, --broker or --broker-defaults")
+		return 0, "", newUsageError(cmd.CommandPath(), "give exactly one of --topic, --broker, --broker-defaults or --client-metrics")
 	}
 	switch {
+	case cmd.Flags().Changed("client-metrics"):
+		if t.clientMetrics == "" {
+			return 0, "", newUsageError(cmd.CommandPath(), "--client-metrics needs a subscription name")
+		}
+		return resourceClientMetrics, t.clientMetrics, nil
 	case cmd.Flags().Changed("topic"):
 		if t.topic == "" {
 			return 0, "", newUsageError(cmd.CommandPath(), "--topic needs a topic name")
@@ -79,8 +92,10 @@ func newConfigsCommand(opts *globalOptions) *cobra.Command {
 	cmd := newParentCommand("configs", "Describe and change topic and broker configs",
 		`  samsa configs describe --topic orders
   samsa configs alter --topic orders --set retention.ms=3600000 --delete cleanup.policy
-  samsa configs describe --broker 1 --all`)
-	cmd.AddCommand(newConfigsDescribeCommand(opts), newConfigsAlterCommand(opts))
+  samsa configs describe --broker 1 --all
+  samsa configs alter --client-metrics producers --set metrics=org.apache.kafka.producer. --set interval.ms=60000
+  samsa configs list --type client-metrics`)
+	cmd.AddCommand(newConfigsDescribeCommand(opts), newConfigsAlterCommand(opts), newConfigsListCommand(opts))
 	return cmd
 }
 
@@ -106,13 +121,14 @@ func newConfigsDescribeCommand(opts *globalOptions) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "describe",
-		Short: "Show a topic's or broker's configs",
+		Short: "Show a topic's, broker's or client-metrics subscription's configs",
 		Long: `Show the configs set dynamically on a topic or broker. With --all, show every
 config with its effective value and where that value comes from.`,
 		Example: `  samsa configs describe --topic orders
   samsa configs describe --topic orders --all -o json
   samsa configs describe --broker 1
-  samsa configs describe --broker-defaults`,
+  samsa configs describe --broker-defaults
+  samsa configs describe --client-metrics producers`,
 		Args: argsNone,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			kind, name, err := target.resolve(cmd)
@@ -126,6 +142,8 @@ config with its effective value and where that value comes from.`,
 			defer done()
 			var resources kadm.ResourceConfigs
 			switch kind {
+			case resourceClientMetrics:
+				resources, err = describeClientMetrics(ctx, opts, name)
 			case resourceTopic:
 				resources, err = admin.DescribeTopicConfigs(ctx, name)
 			case resourceBroker:
@@ -188,13 +206,15 @@ func newConfigsAlterCommand(opts *globalOptions) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "alter",
-		Short: "Set or remove topic or broker configs",
+		Short: "Set or remove topic, broker or client-metrics configs",
 		Long: `Set or remove dynamic configs with IncrementalAlterConfigs. Removing a config
 restores its default (or the broker-level value, for a topic).`,
 		Example: `  samsa configs alter --topic orders --set retention.ms=3600000
   samsa configs alter --topic orders --delete retention.ms
   samsa configs alter --broker 1 --set log.retention.ms=86400000
-  samsa configs alter --broker-defaults --set log.retention.ms=86400000`,
+  samsa configs alter --broker-defaults --set log.retention.ms=86400000
+  samsa configs alter --client-metrics producers --set metrics=org.apache.kafka.producer. \
+      --set interval.ms=60000 --set match=client_software_name=apache-kafka-java`,
 		Args: argsNone,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			kind, name, err := target.resolve(cmd)
@@ -213,7 +233,12 @@ restores its default (or the broker-level value, for a topic).`,
 				return err
 			}
 			defer done()
-			if err := alterConfigs(ctx, admin, kind, name, alters); err != nil {
+			if kind == resourceClientMetrics {
+				err = alterClientMetrics(ctx, opts, name, alters)
+			} else {
+				err = alterConfigs(ctx, admin, kind, name, alters)
+			}
+			if err != nil {
 				return err
 			}
 			resource := kind.String()
@@ -274,6 +299,7 @@ func isDynamicSource(source kmsg.ConfigSource) bool {
 		kmsg.ConfigSourceDynamicBrokerConfig,
 		kmsg.ConfigSourceDynamicDefaultBrokerConfig,
 		kmsg.ConfigSourceDynamicBrokerLoggerConfig,
+		kmsg.ConfigSourceClientMetricsConfig,
 		kmsg.ConfigSourceGroupConfig:
 		return true
 	}

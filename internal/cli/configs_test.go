@@ -55,7 +55,7 @@ func TestConfigsTopic(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"configs", "describe"}, "give exactly one of --topic, --broker or --broker-defaults"},
+		{[]string{"configs", "describe"}, "give exactly one of --topic, --broker, --broker-defaults or --client-metrics"},
 		{[]string{"configs", "describe", "--topic", "settings", "--broker", "1"}, "give exactly one of"},
 		{[]string{"configs", "alter", "--topic", "settings"}, "nothing to alter"},
 		{[]string{"configs", "alter", "--topic", "settings", "--set", "retention.ms"}, `invalid --set "retention.ms": expected key=value`},

@@ -63,7 +63,7 @@ func (k *Key) validate(raw string) (string, error) {
 // brokerKeys is the broker configuration table: the core keys below and the
 // tables of each capability that has keys of its own, each in its own file
 // (keys_<area>.go).
-var brokerKeys = slices.Concat(coreBrokerKeys, tlsBrokerKeys, saslBrokerKeys, authorizerBrokerKeys, tierBrokerKeys, protocolBrokerKeys, registryBrokerKeys, quotaBrokerKeys, replicationQuotaBrokerKeys)
+var brokerKeys = slices.Concat(coreBrokerKeys, tlsBrokerKeys, saslBrokerKeys, authorizerBrokerKeys, tierBrokerKeys, protocolBrokerKeys, telemetryBrokerKeys, registryBrokerKeys, quotaBrokerKeys, replicationQuotaBrokerKeys)
 
 // coreBrokerKeys is Kafka's KafkaConfig subset a single Samsa node uses, plus
 // Samsa's own keys. Defaults are Kafka 4.0's except where marked "Samsa".

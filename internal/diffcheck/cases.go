@@ -280,7 +280,7 @@ const maxCaseVersion = 20
 // Cases are the compared requests, in the order they run.
 func Cases() []Case {
 	produceTopic := func(v int16) string { return versionedName("produce", v) }
-	return []Case{
+	return append([]Case{
 		{Key: 0, Name: "valid batch, acks=all", MinVersion: 3,
 			Setup: func(v int16) []kmsg.Request { return oneTopic(produceTopic(v))(v) },
 			Request: func(s *Side, v int16) kmsg.Request {
@@ -667,7 +667,7 @@ func Cases() []Case {
 			req.ResponsePartitionLimit = 100
 			return req
 		}},
-	}
+	}, clientMetricsCases()...)
 }
 
 func oneTopicFor(prefix string) func(int16) []kmsg.Request {

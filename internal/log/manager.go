@@ -106,6 +106,13 @@ type Manager struct {
 	mu struct {
 		sync.Mutex
 		logs map[TopicPartition]*managedLog
+		// futures are the logs being filled in another dir to replace
+		// logs' entry of the same partition (future.go).
+		// Invariant: a future's logDir differs from its current log's.
+		futures map[TopicPartition]*managedLog
+		// preferredDirs are where the next log of a partition is created
+		// (an AlterReplicaLogDirs for a replica not hosted yet).
+		preferredDirs map[TopicPartition]string
 		// deletedDirs are partition dirs renamed *-delete awaiting removal.
 		deletedDirs []deletedDir
 		closed      bool
@@ -220,6 +227,14 @@ func (m *Manager) loadDir(dir string) error {
 			}
 			continue
 		}
+		if ftp, ok := parseSuffixedDirName(name, futureDirSuffix); ok && !m.opts.SkipTopics[ftp.Topic] {
+			if err := m.loadFuture(dir, path, ftp, clean, recoveryPoints[ftp], logStarts[ftp]); err != nil {
+				errMu.Lock()
+				errs = append(errs, fmt.Errorf("loading %s: %w", path, err))
+				errMu.Unlock()
+			}
+			continue
+		}
 		if strings.HasSuffix(name, "-future") || strings.HasSuffix(name, "-stray") {
 			m.logger.Warn("ignoring partition dir", "path", path)
 			continue
@@ -267,8 +282,8 @@ func (m *Manager) loadLog(logDir, path string, tp TopicPartition, clean bool, re
 	return nil
 }
 
-// Create returns the log for tp, creating it in the log dir with the fewest
-// partitions and writing its partition.metadata.
+// Create returns the log for tp, creating it in the online log dir with the
+// fewest partitions and writing its partition.metadata.
 func (m *Manager) Create(tp TopicPartition, topicID [16]byte, cfg Config) (*Log, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -282,11 +297,22 @@ func (m *Manager) Create(tp TopicPartition, topicID [16]byte, cfg Config) (*Log,
 	for _, ml := range m.mu.logs {
 		counts[ml.logDir]++
 	}
-	logDir := m.dirs[0]
-	for _, d := range m.dirs[1:] {
-		if counts[d] < counts[logDir] {
+	// The online dir with the fewest partitions, as Kafka places them
+	// (offline dirs take none), unless AlterReplicaLogDirs named one.
+	logDir := ""
+	for _, d := range m.dirs {
+		if (logDir == "" || counts[d] < counts[logDir]) && (len(m.dirs) == 1 || m.dirOnlineLocked(d)) {
 			logDir = d
 		}
+	}
+	if d, ok := m.mu.preferredDirs[tp]; ok {
+		delete(m.mu.preferredDirs, tp)
+		if m.dirOnlineLocked(d) {
+			logDir = d
+		}
+	}
+	if logDir == "" {
+		return nil, fmt.Errorf("%w: every log dir is offline", ErrStorage)
 	}
 	path := filepath.Join(logDir, tp.String())
 	// A directory that does not exist yet is created empty, and the log
@@ -353,6 +379,9 @@ func (m *Manager) All() map[TopicPartition]*Log {
 func (m *Manager) Delete(tp TopicPartition) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if fl, ok := m.mu.futures[tp]; ok {
+		m.abandonFutureLocked(tp, fl)
+	}
 	ml, ok := m.mu.logs[tp]
 	if !ok {
 		return nil
@@ -408,6 +437,11 @@ func (m *Manager) logsByDir() map[string]map[TopicPartition]*Log {
 	for tp, ml := range m.mu.logs {
 		out[ml.logDir][tp] = ml.log
 	}
+	// A future log is in another dir than its partition's current log, so
+	// it has that dir's checkpoint entry for the partition to itself.
+	for tp, ml := range m.mu.futures {
+		out[ml.logDir][tp] = ml.log
+	}
 	return out
 }
 
@@ -417,6 +451,9 @@ func (m *Manager) checkpoint(file string, value func(*Log) int64) error {
 	defer m.checkpointMu.Unlock()
 	var errs []error
 	for dir, logs := range m.logsByDir() {
+		if !m.DirOnline(dir) {
+			continue // an offline dir takes no writes, as in Kafka
+		}
 		offsets := make(map[TopicPartition]int64, len(logs))
 		for tp, l := range logs {
 			offsets[tp] = value(l)
@@ -573,7 +610,7 @@ func (m *Manager) Shutdown() error {
 	}
 	if len(errs) == 0 {
 		for dir, clean := range cleanDirs {
-			if clean {
+			if clean && m.DirOnline(dir) {
 				if err := writeCleanShutdownMarker(m.fs, dir, m.opts.BrokerEpoch); err != nil {
 					errs = append(errs, err)
 				}

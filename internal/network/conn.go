@@ -93,6 +93,7 @@ func newConnection(s *Server, netConn net.Conn, listenerName, remoteIP string) *
 			LocalAddr:  netConn.LocalAddr(),
 			RemoteAddr: netConn.RemoteAddr(),
 			Principal:  anonymousPrincipal,
+			Software:   &ClientSoftware{},
 		},
 		inFlight: make(chan struct{}, s.cfg.MaxInFlightRequestsPerConnection),
 		wake:     make(chan struct{}, 1),

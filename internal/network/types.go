@@ -129,6 +129,33 @@ type ConnInfo struct {
 	// nil elsewhere. Principal changes only while the session gates the
 	// connection, when no other request of it is being handled.
 	SASL Session
+	// Software is the client software name and version the connection's
+	// ApiVersions request (v3+, KIP-511) named; nil-safe.
+	Software *ClientSoftware
+}
+
+// ClientSoftware is a connection's client software name and version, set
+// by its ApiVersions request and read by any request after it.
+type ClientSoftware struct {
+	nameVersion atomic.Pointer[[2]string]
+}
+
+// Set records the name and version.
+func (s *ClientSoftware) Set(name, version string) {
+	if s != nil {
+		s.nameVersion.Store(&[2]string{name, version})
+	}
+}
+
+// Get returns the name and version, empty before Set.
+func (s *ClientSoftware) Get() (name, version string) {
+	if s == nil {
+		return "", ""
+	}
+	if p := s.nameVersion.Load(); p != nil {
+		return p[0], p[1]
+	}
+	return "", ""
 }
 
 // Respond delivers the response to this request. It may be called from any

@@ -106,21 +106,6 @@ func (m *Manager) All() []*Partition {
 	return out
 }
 
-// Hosted returns every partition with a replica here: those led here and
-// those followed here.
-func (m *Manager) Hosted() []*Partition {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	out := make([]*Partition, 0, len(m.mu.partitions)+len(m.mu.followers))
-	for _, p := range m.mu.partitions {
-		out = append(out, p)
-	}
-	for _, p := range m.mu.followers {
-		out = append(out, p)
-	}
-	return out
-}
-
 // Reconcile makes the hosted partitions match img: it opens or creates the
 // logs of partitions this node leads, updates their configs and leader
 // epochs, and deletes the logs of topics that no longer exist.

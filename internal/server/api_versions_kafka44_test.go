@@ -20,8 +20,7 @@ var apiVersionsOutOfScope = map[int16]string{
 	87: "share groups", 90: "share groups", 91: "share groups", 92: "share groups",
 	88: "streams groups", 89: "streams groups", 93: "streams groups",
 	// Not served yet (docs/compatibility.md, "Behaviour differences").
-	34: "AlterReplicaLogDirs", 64: "UnregisterBroker", 71: "client telemetry", 72: "client telemetry",
-	74: "ListConfigResources", 80: "dynamic quorum", 81: "dynamic quorum", 94: "UnregisterController",
+	64: "UnregisterBroker", 80: "dynamic quorum", 81: "dynamic quorum", 94: "UnregisterController",
 }
 
 // TestApiVersionsAtKafka44Maxima asks a real node for its ApiVersions and

@@ -395,6 +395,23 @@ func matrixCases(principal string) []matrixCase {
 		{name: "DescribeLogDirs", acls: acls(cluster(authz.OpDescribe)), denied: kerr.ClusterAuthorizationFailed,
 			build: func(*matrixEnv) kmsg.Request { return kmsg.NewPtrDescribeLogDirsRequest() },
 			code:  func(r kmsg.Response) int16 { return r.(*kmsg.DescribeLogDirsResponse).ErrorCode }},
+		{name: "ListConfigResources", acls: acls(cluster(authz.OpDescribeConfigs)), denied: kerr.ClusterAuthorizationFailed,
+			build: func(*matrixEnv) kmsg.Request { return kmsg.NewPtrListConfigResourcesRequest() },
+			code:  func(r kmsg.Response) int16 { return r.(*kmsg.ListConfigResourcesResponse).ErrorCode }},
+		{name: "AlterReplicaLogDirs", acls: acls(cluster(authz.OpAlter)), denied: kerr.ClusterAuthorizationFailed,
+			build: func(*matrixEnv) kmsg.Request {
+				req := kmsg.NewPtrAlterReplicaLogDirsRequest()
+				d := kmsg.NewAlterReplicaLogDirsRequestDir()
+				d.Dir = "/nowhere"
+				dt := kmsg.NewAlterReplicaLogDirsRequestDirTopic()
+				dt.Topic, dt.Partitions = matrixTopic, []int32{0}
+				d.Topics = append(d.Topics, dt)
+				req.Dirs = append(req.Dirs, d)
+				return req
+			},
+			code: func(r kmsg.Response) int16 {
+				return r.(*kmsg.AlterReplicaLogDirsResponse).Topics[0].Partitions[0].ErrorCode
+			}},
 		{name: "CreatePartitions", acls: acls(allow(principal, authz.ResourceTopic, "authz-grow", authz.OpAlter)), denied: kerr.TopicAuthorizationFailed,
 			build: func(*matrixEnv) kmsg.Request {
 				req := kmsg.NewPtrCreatePartitionsRequest()

@@ -73,6 +73,8 @@ type Node struct {
 	// clientListeners are the listeners bound for clients, in the order of
 	// network.Server.Addrs.
 	clientListeners []config.Listener
+	// logDirMover copies replicas between log dirs (logdir_mover.go).
+	logDirMover *logDirMover
 }
 
 // Options are the parts of a node that are not configuration.
@@ -226,6 +228,7 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 	n.partitions = partition.NewManager(cfg.NodeID, logs, n.topicConfig, []string{controller.MetadataTopic}, logging.component("log"))
 	n.broker.Partitions = n.partitions
 	n.broker.ForwardToController = n.activeController.request
+	n.setupTelemetry()
 	n.partitions.SetProducerIDExpirationMs(int64(cfg.ProducerIDExpirationMs))
 	groupCfg := group.DefaultConfig()
 	groupCfg.OffsetsTopicNumPartitions = cfg.OffsetsTopicNumPartitions
@@ -342,6 +345,7 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 		logs.Start(ctx)
 		n.startTransactionTimers(ctx)
 		go n.runISRChecks(ctx)
+		n.startLogDirMover(ctx)
 		if err := n.startTier(ctx); err != nil {
 			cancel()
 			n.network.Shutdown(context.Background())
@@ -351,6 +355,7 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 		}
 	}
 	go n.runLiveness(ctx)
+	go n.runTelemetryExpiry(ctx)
 	go n.runLeaderRebalance(ctx)
 	n.network.OpenForClients()
 	if err := n.startRegistry(logging.component("registry")); err != nil {
@@ -454,6 +459,7 @@ func (n *Node) Shutdown(ctx context.Context) error {
 	if n.replicas != nil {
 		n.replicas.Shutdown()
 	}
+	n.stopLogDirMover()
 	errSnapshots := n.partitions.WriteSnapshots()
 	n.activeController.close()
 	errQuorum := n.stopMetadata()
