@@ -37,9 +37,21 @@ func TestKafkaToolsAgainstThreeNodes(t *testing.T) {
 	t.Run("kafka-reassign-partitions", func(t *testing.T) {
 		plan := filepath.Join(t.TempDir(), "plan.json")
 		os.WriteFile(plan, []byte(`{"version":1,"partitions":[{"topic":"`+topic+`","partition":0,"replicas":[2,3]}]}`), 0o644)
-		out := mustTool(t, "", "kafka-reassign-partitions", "--bootstrap-server", b, "--reassignment-json-file", plan, "--execute")
+		out := mustTool(t, "", "kafka-reassign-partitions", "--bootstrap-server", b, "--reassignment-json-file", plan, "--execute",
+			"--throttle", "5000000")
 		mustContain(t, "execute", out, "Current partition replica assignment", `"replicas":[1,2]`,
+			"The inter-broker throttle limit was set to 5000000 B/s",
 			"Successfully started partition reassignment for "+topic+"-0")
+		// --throttle set the topic's throttled replicas (leader side on the
+		// current replicas, follower side on the new one) and the rates on
+		// the brokers of the move.
+		topicConfigs := func() string {
+			return mustTool(t, "", "kafka-configs", "--bootstrap-server", b, "--describe", "--entity-type", "topics", "--entity-name", topic)
+		}
+		mustContain(t, "topic throttles", topicConfigs(), "leader.replication.throttled.replicas=0:1,0:2", "follower.replication.throttled.replicas=0:3")
+		mustContain(t, "broker throttles",
+			mustTool(t, "", "kafka-configs", "--bootstrap-server", b, "--describe", "--entity-type", "brokers", "--entity-name", "3"),
+			"leader.replication.throttled.rate=5000000", "follower.replication.throttled.rate=5000000")
 		// Once the reassignment is complete --verify clears the replication
 		// throttles: it deletes the broker-level throttle rates on every
 		// broker (each BROKER resource sent to the broker it names) and the
@@ -51,6 +63,12 @@ func TestKafkaToolsAgainstThreeNodes(t *testing.T) {
 			return nil
 		}, "kafka-reassign-partitions", "--bootstrap-server", b, "--reassignment-json-file", plan, "--verify")
 		mustContain(t, "verify", verified, "Clearing broker-level throttles on brokers 1,2,3", "Clearing topic-level throttles on topic "+topic)
+		if out := topicConfigs(); strings.Contains(out, "throttled.replicas") {
+			t.Fatalf("topic throttles left after --verify:\n%s", out)
+		}
+		if out := mustTool(t, "", "kafka-configs", "--bootstrap-server", b, "--describe", "--entity-type", "brokers", "--entity-name", "3"); strings.Contains(out, "throttled.rate") {
+			t.Fatalf("broker throttles left after --verify:\n%s", out)
+		}
 		waitFor(t, 30*time.Second, func() error {
 			if out := describe(); !strings.Contains(out, "Partition: 0\tLeader: 2\tReplicas: 2,3\tIsr: 2,3") {
 				return fmt.Errorf("partition 0 after the reassignment:\n%s", out)

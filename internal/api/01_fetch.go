@@ -36,6 +36,9 @@ package api
 //   - Fetching from the closest replica (KIP-392, v11+): a leader may name
 //     a preferred read replica instead of answering with records, and a
 //     follower serves consumers; see fetch_follower.go.
+//   - Replication throttles (KIP-73): a catching-up follower's throttled
+//     partitions get no records while the leader's replication quota is
+//     exceeded; see fetch_throttle.go.
 
 import (
 	"errors"
@@ -81,6 +84,10 @@ type fetchPartitionResult struct {
 	// divergingEpoch answers a follower whose log diverged (KIP-320, v12+;
 	// fetch_replica.go): no records, truncate first.
 	divergingEpoch *partition.EpochEndOffset
+	// replicationThrottled marks a catching-up follower's throttled
+	// partition, whose bytes count against the leader's replication quota
+	// (fetch_throttle.go).
+	replicationThrottled bool
 }
 
 // fetchTarget is one partition a fetch reads, with its resolved position.
@@ -155,6 +162,10 @@ type fetchOp struct {
 	pending atomic.Int64
 	// remote is the part of the fetch read from the remote tier.
 	remote remoteFetch
+	// throttleWaitMs, when above zero, is how long until the replication
+	// throttle lets a held partition go (fetch_throttle.go); a parked fetch
+	// waits no longer than that.
+	throttleWaitMs atomic.Int64
 
 	// parking guards the timer and watches, which park sets up while a
 	// trigger, the timer or a shutdown may already be completing the op.
@@ -218,6 +229,11 @@ func (op *fetchOp) read(dst []fetchPartitionResult) (results []fetchPartitionRes
 			if upper, answerNow = followerFetch(p, op.replicaID, t, &res); answerNow {
 				results = append(results, res)
 				respondNow = true
+				continue
+			}
+			var held bool
+			if res.replicationThrottled, held = op.leaderThrottle(p, t); held {
+				results = append(results, res)
 				continue
 			}
 		}
@@ -317,7 +333,11 @@ func (op *fetchOp) park() {
 			op.parking.unwatch = append(op.parking.unwatch, p.Watch(op.trigger))
 		}
 	}
-	op.parking.timer = time.AfterFunc(time.Duration(op.req.MaxWaitMillis)*time.Millisecond, op.expire)
+	waitMs := int64(op.req.MaxWaitMillis)
+	if throttled := op.throttleWaitMs.Load(); throttled > 0 {
+		waitMs = min(waitMs, throttled)
+	}
+	op.parking.timer = time.AfterFunc(time.Duration(waitMs)*time.Millisecond, op.expire)
 	op.parking.Unlock()
 	if op.b.closing.Load() {
 		op.expire()
@@ -438,6 +458,7 @@ func (op *fetchOp) respond(results []fetchPartitionResult) {
 		op.b.Metrics.BytesOut(results[i].topic, results[i].bytes)
 	}
 	op.observeReplicaReads(results)
+	op.recordReplicationThrottle(results)
 	sessionID := int32(0)
 	if op.session != nil {
 		sessionID = op.session.id

@@ -90,7 +90,10 @@ type Broker struct {
 	// Quotas measures clients against their quotas (quota.go); nil for
 	// none.
 	Quotas *quota.Manager
-	Logger *slog.Logger
+	// LeaderReplicationQuota throttles what this leader sends to catching-up
+	// followers (fetch_throttle.go); nil for none.
+	LeaderReplicationQuota *quota.ReplicationQuota
+	Logger                 *slog.Logger
 	// Now is the clock; tests may replace it.
 	Now func() time.Time
 

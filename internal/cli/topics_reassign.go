@@ -24,6 +24,8 @@ func newTopicsReassignCommand(opts *globalOptions) *cobra.Command {
 		replicasFlag     string
 		cancel           bool
 		keepReplicaCount bool
+		throttle         int64
+		verify           bool
 	)
 	cmd := &cobra.Command{
 		Use:   "reassign TOPIC",
@@ -32,14 +34,35 @@ func newTopicsReassignCommand(opts *globalOptions) *cobra.Command {
 the partitions replicate to the new brokers while they keep serving, and once
 every new replica is in sync they drop the old ones, moving leadership if the
 leader is removed. The command returns once the move has started; follow it
-with 'samsa topics reassignments'. --cancel reverts a move in progress.`,
+with 'samsa topics reassignments'. --cancel reverts a move in progress.
+
+--throttle limits the move's replication to that many bytes a second, as
+kafka-reassign-partitions --throttle does: the topic's
+leader.replication.throttled.replicas names the partitions' current replicas,
+follower.replication.throttled.replicas the new ones, and every broker of the
+move gets leader.replication.throttled.rate and
+follower.replication.throttled.rate. Replicas in sync are never throttled.
+--verify, once no partition of the topic is moving any more, removes those
+topic configs and the rates on every broker (kafka-reassign-partitions
+--verify); while a move is in progress it says so and changes nothing.`,
 		Example: `  samsa topics reassign orders --partition 0 --replicas 2,3,4
   samsa topics reassign orders --partition 0 --partition 1 --replicas 4,5,6 --disallow-replication-factor-change
+  samsa topics reassign orders --partition 0 --replicas 2,3,4 --throttle 5000000
+  samsa topics reassign orders --verify
   samsa topics reassign orders --partition 0 --cancel`,
 		Args:              argsNamed("TOPIC"),
 		ValidArgsFunction: completeTopicNames(opts),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			topic := args[0]
+			if verify {
+				if len(partitions) > 0 || replicasFlag != "" || cancel || throttle != 0 {
+					return newUsageError(cmd.CommandPath(), "--verify takes the topic alone")
+				}
+				return verifyReassignment(cmd, opts, topic)
+			}
+			if throttle < 0 || throttle > 0 && cancel {
+				return newUsageError(cmd.CommandPath(), "--throttle takes a positive rate in bytes a second, and not with --cancel")
+			}
 			if len(partitions) == 0 {
 				return newUsageError(cmd.CommandPath(), "give the partitions to move with --partition")
 			}
@@ -70,6 +93,11 @@ with 'samsa topics reassignments'. --cancel reverts a move in progress.`,
 			defer done()
 			if keepReplicaCount {
 				ctx = kadm.ForbidAlterRf(ctx)
+			}
+			if throttle > 0 {
+				if err := setReassignmentThrottles(ctx, admin, topic, sorted, replicas, throttle); err != nil {
+					return err
+				}
 			}
 			responses, err := admin.AlterPartitionAssignments(ctx, req)
 			if err != nil {
@@ -105,6 +133,8 @@ with 'samsa topics reassignments'. --cancel reverts a move in progress.`,
 	flags.StringVar(&replicasFlag, "replicas", "", "the new replicas as broker ids, preferred leader first: 2,3,4")
 	flags.BoolVar(&cancel, "cancel", false, "cancel the reassignment in progress instead")
 	flags.BoolVar(&keepReplicaCount, "disallow-replication-factor-change", false, "refuse a target with another number of replicas")
+	flags.Int64Var(&throttle, "throttle", 0, "limit the move's replication to this many bytes a second")
+	flags.BoolVar(&verify, "verify", false, "once the topic's moves are done, remove their throttles")
 	return cmd
 }
 

@@ -80,6 +80,7 @@ var brokerKeys = slices.Concat(
 	metricsAuthBrokerKeys,
 	quotaBrokerKeys,
 	shareBrokerKeys,
+	replicationQuotaBrokerKeys,
 )
 
 // coreBrokerKeys is Kafka's KafkaConfig subset a single Samsa node uses, plus

@@ -175,6 +175,13 @@ func (p *Partition) ISR() []int32 {
 	return slices.Clone(p.replica.isr)
 }
 
+// InISR reports whether replica is in the committed in-sync replica set.
+func (p *Partition) InISR(replica int32) bool {
+	p.replicaMu.Lock()
+	defer p.replicaMu.Unlock()
+	return p.replica.initialized && slices.Contains(p.replica.isr, replica)
+}
+
 // InSyncReplicaCount is the size of the committed ISR (1 for a partition no
 // metadata described).
 func (p *Partition) InSyncReplicaCount() int {

@@ -257,8 +257,12 @@ func (f *fetcher) fetch(cl *kgo.Client, tps []log.TopicPartition, states map[log
 	req.SessionID, req.SessionEpoch = 0, -1
 	topics := map[string]int{}
 	fetchOffsets := map[log.TopicPartition]int64{}
+	throttled := f.throttledPartitions(tps, states)
 	for _, tp := range tps {
 		st := states[tp]
+		if throttled[tp] && f.followerHeld() {
+			continue
+		}
 		i, seen := topics[tp.Topic]
 		if !seen {
 			i = len(req.Topics)
@@ -279,6 +283,12 @@ func (f *fetcher) fetch(cl *kgo.Client, tps []log.TopicPartition, states map[log
 		fetchOffsets[tp] = rp.FetchOffset
 		req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
 	}
+	if len(req.Topics) == 0 {
+		// Every partition is held back by the replication throttle: wait
+		// until the quota lets them go, at most replica.fetch.backoff.ms.
+		f.sleep(f.throttleWait())
+		return nil
+	}
 	ctx, cancel := context.WithTimeout(f.ctx, f.socketTimeout())
 	defer cancel()
 	resp, err := req.RequestWith(ctx, cl.SeedBrokers()[0])
@@ -288,6 +298,7 @@ func (f *fetcher) fetch(cl *kgo.Client, tps []log.TopicPartition, states map[log
 	if resp.ErrorCode != 0 {
 		return kerr.ErrorForCode(resp.ErrorCode)
 	}
+	f.recordThrottled(resp, throttled, states)
 	byID := map[[16]byte]string{}
 	for _, tp := range tps {
 		byID[states[tp].p.TopicID] = tp.Topic

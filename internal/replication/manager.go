@@ -22,6 +22,7 @@ import (
 
 	"github.com/samsa-streaming/samsa/internal/metadata"
 	"github.com/samsa-streaming/samsa/internal/partition"
+	"github.com/samsa-streaming/samsa/internal/quota"
 )
 
 // Config holds the replica fetcher settings, with Kafka's names.
@@ -44,6 +45,13 @@ type Config struct {
 	ListenerName string
 	// ClientOpts are the security options of the inter-broker listener.
 	ClientOpts []kgo.Opt
+	// FollowerQuota throttles the partitions a topic's
+	// follower.replication.throttled.replicas names on this broker while
+	// they catch up (throttle.go); nil for none.
+	FollowerQuota *quota.ReplicationQuota
+	// FollowerThrottledRate is follower.replication.throttled.rate, read
+	// at each fetch so a dynamic change applies at once.
+	FollowerThrottledRate func() int64
 	Logger     *slog.Logger
 	// RemoteAuxState reads from the remote tier what a follower needs to
 	// start its log at the leader's local log start (tiered storage);

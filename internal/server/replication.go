@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-streaming/samsa/internal/partition"
+	"github.com/samsa-streaming/samsa/internal/quota"
 	"github.com/samsa-streaming/samsa/internal/replication"
 )
 
@@ -19,7 +20,13 @@ func (n *Node) setupReplication() {
 	cfg := n.cfg
 	// Checked at start (checkClientSecurity).
 	securityOpts, _ := n.clientOpts(cfg.InterBrokerListenerName)
+	// Replication throttles (KIP-73): one quota for what this node sends as
+	// a leader, one for what it fetches as a follower.
+	windows := quota.Windows{Samples: cfg.ReplicationQuotaWindowNum(), WindowMs: int64(cfg.ReplicationQuotaWindowSizeSeconds()) * 1000}
+	n.broker.LeaderReplicationQuota = quota.NewReplicationQuota(windows)
 	n.replicas = replication.NewManager(replication.Config{
+		FollowerQuota:         quota.NewReplicationQuota(windows),
+		FollowerThrottledRate: func() int64 { return n.broker.Config().FollowerReplicationThrottledRate() },
 		ListenerName:          cfg.InterBrokerListenerName,
 		ClientOpts:            securityOpts,
 		NodeID:                cfg.NodeID,
