@@ -41,14 +41,17 @@ func handleShareAcknowledge(b *Broker, c *call, r kmsg.Request) {
 	case !b.sharesEnabled():
 		fail(kerr.UnsupportedVersion, "")
 		return
-	case group == "":
-		fail(kerr.InvalidGroupID, "")
+	// Kafka's order: the group is authorized first, then the member id
+	// parsed (INVALID_REQUEST when it is not one), then the group id
+	// checked.
+	case !b.authorize(c, opRead, resGroup, group):
+		fail(kerr.GroupAuthorizationFailed, "")
 		return
 	case member == "":
 		fail(kerr.InvalidRequest, "MemberId can't be empty.")
 		return
-	case !b.authorize(c, opRead, resGroup, group):
-		fail(kerr.GroupAuthorizationFailed, "")
+	case group == "":
+		fail(kerr.InvalidGroupID, "")
 		return
 	case req.ShareSessionEpoch == share.InitialEpoch:
 		fail(kerr.InvalidShareSessionEpoch, "ShareAcknowledge cannot open a share session.")
