@@ -309,7 +309,7 @@ func resetTargets(ctx context.Context, s *session, data groupData, form url.Valu
 		topics = []string{topic}
 	}
 	if len(topics) == 0 {
-		return nil, errors.New("the group has no committed offsets; choose a topic")
+		return nil, errors.New("the group has no offsets to reset; choose a topic")
 	}
 	starts, err := s.admin.ListStartOffsets(ctx, topics...)
 	if err == nil {
