@@ -20,7 +20,10 @@
 //	GET  /topics/{t}/tail           live tail, server-sent events (tail.go)
 //	GET  /groups, /groups/{g}       groups with lag, paged; one group
 //	POST /groups/{g}/reset          offset reset, dry run unless action=apply
-//	POST /groups/{g}/delete
+//	POST /groups/{g}/delete         any group, share groups too (DeleteGroups)
+//	GET  /share-groups/{g}          a share group: members, share-partition start offsets
+//	POST /share-groups/{g}/reset    AlterShareGroupOffsets, dry run unless action=apply
+//	POST /share-groups/{g}/delete-offsets  DeleteShareGroupOffsets of one topic
 //	GET  /schemas, /schemas/{s}     schema registry subjects, versions, diffs
 //	GET  /security                  SCRAM users and ACLs; POST to change them
 //	GET  /transactions              transactions, hanging ones, producers

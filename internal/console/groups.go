@@ -210,6 +210,7 @@ func (c *Console) groupsPage(w http.ResponseWriter, r *http.Request) {
 		}
 		data.Groups = append(data.Groups, row)
 	}
+	shareGroupSummaries(ctx, s, data.Groups)
 	c.render(w, r, http.StatusOK, "groups", page{Title: "Consumer groups", Nav: "groups", Data: data})
 }
 
@@ -287,6 +288,10 @@ func (c *Console) groupPage(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	data, err := describeGroup(ctx, s, r.PathValue("group"))
 	if err != nil {
+		if shares, shareErr := s.admin.DescribeShareGroups(ctx, data.Group.Name); shareErr == nil && shares[data.Group.Name].Err == nil {
+			http.Redirect(w, r, "/share-groups/"+url.PathEscape(data.Group.Name), http.StatusSeeOther)
+			return
+		}
 		c.fail(w, r, http.StatusBadGateway, err)
 		return
 	}
@@ -304,7 +309,7 @@ func resetTargets(ctx context.Context, s *session, data groupData, form url.Valu
 		topics = []string{topic}
 	}
 	if len(topics) == 0 {
-		return nil, errors.New("the group has no committed offsets; choose a topic")
+		return nil, errors.New("the group has no offsets to reset; choose a topic")
 	}
 	starts, err := s.admin.ListStartOffsets(ctx, topics...)
 	if err == nil {
