@@ -255,7 +255,9 @@ func TestTieredReadCommittedFromRemote(t *testing.T) {
 		"segment.bytes": ptrTo("1048576"), "local.retention.bytes": ptrTo("1048576")})
 	cl := txnProducer(t, tn, "tiered-txn", kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.ProducerLinger(0))
 	ctx := testContext(t)
-	const transactions, perTxn = 40, 25
+	// About 4.5 MB in 1 MiB segments, so that with 1 MiB kept locally the
+	// local start passes offset 600 however the producer batches.
+	const transactions, perTxn = 60, 25
 	pad := string(bytes.Repeat([]byte("x"), 3000))
 	for i := range transactions {
 		if err := cl.BeginTransaction(); err != nil {
