@@ -173,7 +173,7 @@ func workloads(o *options) []workload {
 			metrics: produceMetrics(), run: overload.run},
 		{id: "j", title: fmt.Sprintf("Kafka's kafka-producer-perf-test then kafka-consumer-perf-test, %s of 1 KiB records, Java client defaults (acks=all, linger 5 ms), 12 partitions", formatBytes(o.consumeBytes)),
 			metrics: perfToolMetrics(), run: runPerfTools, needsKafkaTools: true},
-	}, slices.Concat(aclWorkloads(), quotaWorkloads(), securityWorkloads())...)
+	}, slices.Concat(aclWorkloads(), quotaWorkloads(), securityWorkloads(), shareWorkloads(o))...)
 }
 
 // phase measures the broker's CPU time and peak RSS over part of a run.
