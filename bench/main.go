@@ -225,7 +225,7 @@ func runWith(ctx context.Context, o *options, results *results, stdout, log io.W
 				if err := ctx.Err(); err != nil {
 					return err
 				}
-				if w.samsaOnly && target != roleSamsa {
+				if !w.runsOn(target) {
 					continue
 				}
 				fmt.Fprintf(log, "round %d/%d: (%s) %s on %s\n", round+1, o.runs, w.id, w.title, targetNames[target])

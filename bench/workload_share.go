@@ -19,15 +19,17 @@ import (
 // sharePartitions partitions, then shareConsumers franz-go share consumers
 // (KIP-932) on one share group read them, each poll's records marked
 // ACCEPT and sent with the consumer's next ShareFetch. The run ends when
-// the group's share-partition start offsets (DescribeShareGroupOffsets)
-// reach the log end offsets on every partition: every record acknowledged.
+// every record was delivered and the group's share-partition start offsets
+// (DescribeShareGroupOffsets) reach the log end offsets on every partition,
+// or their lag is 0 (Kafka's persisted start offset lags the records
+// acknowledged above it): every record acknowledged.
 // The figures are the records/s from the first record delivered to then,
 // the records delivered more than once (a lock that timed out, records
 // released by the broker), the acknowledgements the broker refused (one
 // per partition and response), and the broker's CPU per GB delivered.
 // There is no produce-to-acknowledgement latency: with the records written
 // first, it would measure a record's place in the backlog, not the broker.
-// kfake has no share groups, so (m) runs on Samsa only.
+// kfake has no share groups, so (m) runs on Samsa and Kafka only.
 const (
 	sharePartitions = 6
 	shareConsumers  = 3
@@ -46,9 +48,9 @@ const (
 
 func shareWorkloads(o *options) []workload {
 	return []workload{
-		{id: "m", title: fmt.Sprintf("share group: %d records of 1 KiB on %d partitions, %d kgo share consumers on one group ACCEPT each, Samsa only",
+		{id: "m", title: fmt.Sprintf("share group: %d records of 1 KiB on %d partitions, %d kgo share consumers on one group ACCEPT each, not on kfake",
 			o.shareRecords, sharePartitions, shareConsumers),
-			samsaOnly: true, metrics: shareMetrics(), run: runShareGroup},
+			noKfake: true, metrics: shareMetrics(), run: runShareGroup},
 	}
 }
 
@@ -204,7 +206,7 @@ func runShareGroup(ctx context.Context, env *runEnv) (sample, error) {
 			}
 		}()
 	}
-	acknowledged, err := waitShareAcknowledged(ctx, adm, tally, topic, ends)
+	acknowledged, err := waitShareAcknowledged(ctx, adm, tally, topic, ends, total)
 	if err != nil {
 		return nil, err
 	}
@@ -237,11 +239,23 @@ func shareOffsetLookup(described kadm.DescribedShareGroupsOffsets, topic string,
 	return group.Offsets.Lookup(topic, partition)
 }
 
+// shareWaitable reports whether err, from DescribeShareGroupOffsets, only
+// means "not yet".
+func shareWaitable(err error) bool {
+	for _, wait := range []error{kerr.GroupIDNotFound, kerr.CoordinatorNotAvailable, kerr.CoordinatorLoadInProgress, kerr.NotCoordinator} {
+		if errors.Is(err, wait) {
+			return true
+		}
+	}
+	return false
+}
+
 // waitShareAcknowledged polls the group's share-partition start offsets
-// until each reaches its partition's end offset, and returns when it saw
-// that. It fails when neither a new record is delivered nor a start offset
+// until every one of the total records was delivered and each start
+// offset reaches its partition's end offset (or, as Kafka reports it, the
+// share-partition lag is 0), and returns when it saw that. It fails when neither a new record is delivered nor a start offset
 // moves for shareIdleTimeout.
-func waitShareAcknowledged(ctx context.Context, adm *kadm.Client, tally *shareTally, topic string, ends kadm.ListedOffsets) (time.Time, error) {
+func waitShareAcknowledged(ctx context.Context, adm *kadm.Client, tally *shareTally, topic string, ends kadm.ListedOffsets, total int64) (time.Time, error) {
 	var lastSum int64 = -1
 	moved := time.Now()
 	for {
@@ -249,15 +263,21 @@ func waitShareAcknowledged(ctx context.Context, adm *kadm.Client, tally *shareTa
 		if err == nil {
 			err = described.Error()
 		}
-		// The group exists once the first consumer's heartbeat joined it.
-		if err != nil && !errors.Is(err, kerr.GroupIDNotFound) {
+		// The group exists once the first consumer's heartbeat joined it,
+		// and a coordinator may still be loading its state.
+		if err != nil && !shareWaitable(err) {
 			return time.Time{}, fmt.Errorf("describe share offsets: %w", err)
 		}
 		now := time.Now()
-		done, sum := true, int64(0)
+		tally.mu.Lock()
+		progress, delivered, ackErr := tally.mu.progress, int64(len(tally.mu.deliveries)), tally.mu.ackErr
+		tally.mu.Unlock()
+		done, sum := delivered >= total, int64(0)
 		ends.Each(func(end kadm.ListedOffset) {
+			// Kafka keeps the start offset it persisted below records
+			// acknowledged since, and reports their lag (KIP-1226) as 0.
 			o, ok := shareOffsetLookup(described, topic, end.Partition)
-			if !ok || o.Err != nil || o.StartOffset < end.Offset {
+			if !ok || o.Err != nil || (o.StartOffset < end.Offset && o.Lag != 0) {
 				done = false
 			}
 			if ok && o.Err == nil {
@@ -267,9 +287,6 @@ func waitShareAcknowledged(ctx context.Context, adm *kadm.Client, tally *shareTa
 		if done {
 			return now, nil
 		}
-		tally.mu.Lock()
-		progress, delivered, ackErr := tally.mu.progress, len(tally.mu.deliveries), tally.mu.ackErr
-		tally.mu.Unlock()
 		if sum != lastSum {
 			lastSum, moved = sum, now
 		}
