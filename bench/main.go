@@ -42,6 +42,7 @@ type options struct {
 	e2eMBps           float64
 	manyPartitions    int
 	manyPartitionRate float64
+	shareRecords      int
 	workloadIDs       string
 	targets           []string
 	workDir           string
@@ -60,7 +61,8 @@ func defaultOptions() options {
 		e2eMBps:           50,
 		manyPartitions:    1000,
 		manyPartitionRate: 5,
-		workloadIDs:       "a,b,c,d,e,f,g,h,i,j,l",
+		shareRecords:      200000,
+		workloadIDs:       "a,b,c,d,e,f,g,h,i,j,l,m",
 		targets:           []string{roleSamsa, roleKafka, roleKfake},
 		workDir:           os.TempDir(),
 	}
@@ -76,6 +78,7 @@ func smokeOptions() options {
 	o.e2eMBps = 2
 	o.manyPartitions = 20
 	o.manyPartitionRate = 20
+	o.shareRecords = 3000
 	return o
 }
 
@@ -108,7 +111,8 @@ func parseFlags(args []string) (options, error) {
 	fs.Float64Var(&o.e2eMBps, "e2e-mbps", o.e2eMBps, "produce rate of the end-to-end workload e, MB/s")
 	fs.IntVar(&o.manyPartitions, "partitions", o.manyPartitions, "partitions of workload f")
 	fs.Float64Var(&o.manyPartitionRate, "partition-rate", o.manyPartitionRate, "records/s per partition in workload f")
-	fs.StringVar(&o.workloadIDs, "workloads", o.workloadIDs, "comma-separated workloads to run (a to l; k runs only when named)")
+	fs.IntVar(&o.shareRecords, "share-records", o.shareRecords, "records written and then consumed by the share group in workload m")
+	fs.StringVar(&o.workloadIDs, "workloads", o.workloadIDs, "comma-separated workloads to run (a to m; k runs only when named)")
 	fs.StringVar(&targets, "targets", strings.Join(o.targets, ","), "brokers to compare: samsa, kafka, kfake")
 	fs.StringVar(&o.workDir, "workdir", o.workDir, "directory for broker data and probe files")
 	fs.StringVar(&o.profileDir, "profile", "", "write Samsa's CPU, alloc, mutex and block profiles per workload under this directory")
@@ -145,6 +149,8 @@ func (o *options) validate() error {
 		return errors.New("-e2e-mbps and -partition-rate must be positive")
 	case o.manyPartitions < 1:
 		return errors.New("-partitions must be positive")
+	case o.shareRecords < 1:
+		return errors.New("-share-records must be positive")
 	case len(o.targets) == 0:
 		return errors.New("no -targets")
 	}
@@ -219,7 +225,7 @@ func runWith(ctx context.Context, o *options, results *results, stdout, log io.W
 				if err := ctx.Err(); err != nil {
 					return err
 				}
-				if w.samsaOnly && target != roleSamsa {
+				if !w.runsOn(target) {
 					continue
 				}
 				fmt.Fprintf(log, "round %d/%d: (%s) %s on %s\n", round+1, o.runs, w.id, w.title, targetNames[target])

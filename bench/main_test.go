@@ -48,9 +48,9 @@ func TestSmoke(t *testing.T) {
 	}
 	for _, w := range o.selectedWorkloads() {
 		for _, target := range o.targets {
-			if w.samsaOnly && target != roleSamsa {
+			if !w.runsOn(target) {
 				if n := len(results.samples[w.id][target]); n != 0 {
-					t.Fatalf("(%s), Samsa only, ran %d times on %s", w.id, n, target)
+					t.Fatalf("(%s), not for %s, ran %d times on it", w.id, target, n)
 				}
 				continue
 			}

@@ -35,10 +35,17 @@ type workload struct {
 	samsaOverrides []string
 	// needsKafkaTools marks a workload that runs Kafka's own tools.
 	needsKafkaTools bool
-	// samsaOnly workloads are not run on the other targets.
+	// samsaOnly workloads are not run on the other targets; noKfake
+	// ones not on kfake (for features it lacks).
 	samsaOnly bool
+	noKfake   bool
 	// security, when set, secures Samsa's listener for the workload.
 	security func() (securitySetup, error)
+}
+
+// runsOn reports whether w runs on target.
+func (w workload) runsOn(target string) bool {
+	return (!w.samsaOnly || target == roleSamsa) && (!w.noKfake || target != roleKfake)
 }
 
 // sample is one run's figures by metric key. recordsKey counts what flowed
@@ -173,7 +180,7 @@ func workloads(o *options) []workload {
 			metrics: produceMetrics(), run: overload.run},
 		{id: "j", title: fmt.Sprintf("Kafka's kafka-producer-perf-test then kafka-consumer-perf-test, %s of 1 KiB records, Java client defaults (acks=all, linger 5 ms), 12 partitions", formatBytes(o.consumeBytes)),
 			metrics: perfToolMetrics(), run: runPerfTools, needsKafkaTools: true},
-	}, slices.Concat(aclWorkloads(), quotaWorkloads(), securityWorkloads())...)
+	}, slices.Concat(aclWorkloads(), quotaWorkloads(), securityWorkloads(), shareWorkloads(o))...)
 }
 
 // phase measures the broker's CPU time and peak RSS over part of a run.
