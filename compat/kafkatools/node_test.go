@@ -36,7 +36,9 @@ func TestKafkaToolsAgainstOneNode(t *testing.T) {
 		mustContain(t, "list", mustTool(t, "", "kafka-topics", "--bootstrap-server", b, "--list"), topic+"\n")
 		out = mustTool(t, "", "kafka-topics", "--bootstrap-server", b, "--describe", "--topic", topic)
 		mustContain(t, "describe", out, "Topic: "+topic+"\tTopicId: ", "PartitionCount: 3", "ReplicationFactor: 1",
-			"Configs: retention.ms=3600000", "Partition: 2\tLeader: 1\tReplicas: 1\tIsr: 1")
+			// A new cluster holds Kafka's cluster-level min.insync.replicas
+			// (DYNAMIC_DEFAULT_BROKER_CONFIG), which the tool lists first.
+			"Configs: min.insync.replicas=1,retention.ms=3600000", "Partition: 2\tLeader: 1\tReplicas: 1\tIsr: 1")
 		mustTool(t, "", "kafka-topics", "--bootstrap-server", b, "--create", "--topic", "tools-gone", "--partitions", "1")
 		mustTool(t, "", "kafka-topics", "--bootstrap-server", b, "--alter", "--topic", "tools-gone", "--partitions", "2")
 		mustContain(t, "describe after alter", mustTool(t, "", "kafka-topics", "--bootstrap-server", b, "--describe", "--topic", "tools-gone"),
