@@ -61,7 +61,11 @@ func TestJavaKafkaShareConsumer(t *testing.T) {
 	line := strings.TrimSpace(string(out))
 	t.Logf("KafkaShareConsumer x3: %s", line)
 	if err != nil {
-		t.Fatalf("ShareQueue: %v: %s", err, line)
+		var stderr []byte
+		if exit, ok := err.(*exec.ExitError); ok {
+			stderr = exit.Stderr
+		}
+		t.Fatalf("ShareQueue: %v: %s\n%s", err, line, stderr)
 	}
 	fields := strings.Fields(line)
 	if len(fields) != 8 || fields[1] != strconv.Itoa(total) || fields[3] != "0" {
