@@ -52,7 +52,7 @@ type Config struct {
 	// FollowerThrottledRate is follower.replication.throttled.rate, read
 	// at each fetch so a dynamic change applies at once.
 	FollowerThrottledRate func() int64
-	Logger     *slog.Logger
+	Logger                *slog.Logger
 	// RemoteAuxState reads from the remote tier what a follower needs to
 	// start its log at the leader's local log start (tiered storage);
 	// nil when tiered storage is off (remote_aux.go).
