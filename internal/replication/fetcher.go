@@ -298,7 +298,7 @@ func (f *fetcher) fetch(cl *kgo.Client, tps []log.TopicPartition, states map[log
 	if resp.ErrorCode != 0 {
 		return kerr.ErrorForCode(resp.ErrorCode)
 	}
-	f.recordThrottled(resp, throttled, states)
+	var throttledBytes int64 // fetched for throttled partitions
 	byID := map[[16]byte]string{}
 	for _, tp := range tps {
 		byID[states[tp].p.TopicID] = tp.Topic
@@ -310,12 +310,18 @@ func (f *fetcher) fetch(cl *kgo.Client, tps []log.TopicPartition, states map[log
 		}
 		for _, rp := range rt.Partitions {
 			tp := log.TopicPartition{Topic: name, Partition: rp.Partition}
+			if throttled[tp] {
+				throttledBytes += int64(len(rp.RecordBatches))
+			}
 			st := states[tp]
 			if st == nil || !f.current(tp, st) || st.p.Log.LogEndOffset() != fetchOffsets[tp] {
 				continue
 			}
 			f.handlePartition(cl, tp, st, &rp)
 		}
+	}
+	if throttledBytes > 0 {
+		f.m.cfg.FollowerQuota.Record(throttledBytes, time.Now().UnixMilli())
 	}
 	return nil
 }

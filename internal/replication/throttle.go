@@ -13,8 +13,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kmsg"
-
 	"github.com/samsa-streaming/samsa/internal/log"
 )
 
@@ -55,28 +53,4 @@ func (f *fetcher) followerHeld() bool {
 func (f *fetcher) throttleWait() time.Duration {
 	waitMs := f.m.cfg.FollowerQuota.WaitMs(f.m.cfg.FollowerThrottledRate(), time.Now().UnixMilli())
 	return min(max(time.Duration(waitMs)*time.Millisecond, 10*time.Millisecond), f.backoff())
-}
-
-// recordThrottled counts the record bytes fetched for throttled partitions.
-func (f *fetcher) recordThrottled(resp *kmsg.FetchResponse, throttled map[log.TopicPartition]bool, states map[log.TopicPartition]*fetchState) {
-	if len(throttled) == 0 {
-		return
-	}
-	byID := map[[16]byte]string{}
-	for tp := range throttled {
-		byID[states[tp].p.TopicID] = tp.Topic
-	}
-	var bytes int64
-	for _, rt := range resp.Topics {
-		name := rt.Topic
-		if resp.Version >= 13 {
-			name = byID[rt.TopicID]
-		}
-		for _, rp := range rt.Partitions {
-			if throttled[log.TopicPartition{Topic: name, Partition: rp.Partition}] {
-				bytes += int64(len(rp.RecordBatches))
-			}
-		}
-	}
-	f.m.cfg.FollowerQuota.Record(bytes, time.Now().UnixMilli())
 }
