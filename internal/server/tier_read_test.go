@@ -319,7 +319,7 @@ func TestTieredFetchSeveralRemotePartitions(t *testing.T) {
 	mustCreateTopic(t, tn.admin(), "multi", 3, map[string]*string{"remote.storage.enable": ptrTo("true"),
 		"segment.bytes": ptrTo("1048576"), "local.retention.bytes": ptrTo("1048576")})
 	for partition := range int32(3) {
-		produceNumbered(t, tn, "multi", 0, 900, 3000, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.DefaultProduceTopic("multi"),
+		produceNumbered(t, tn, "multi", 0, 1500, 3000, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.DefaultProduceTopic("multi"),
 			kgo.WithHooks(partitionHook(partition)))
 	}
 	for partition := range int32(3) {
