@@ -29,6 +29,7 @@ func buckets(t *testing.T) map[string]blob.Bucket {
 	}
 	open("mem", "mem://")
 	open("file", "file://"+t.TempDir())
+	open("s3-gofakes3", blobtest.StartFakeS3(t).CreateBucket("suite"))
 	if blobtest.MotoInstalled() {
 		open("s3-moto", blobtest.StartMoto(t).CreateBucket("suite"))
 	} else {
@@ -90,6 +91,11 @@ func TestBucketSuite(t *testing.T) {
 			}
 			if fmt.Sprint(keys) != "[topic/0/a.log topic/0/b.index]" {
 				t.Fatalf("list = %v", keys)
+			}
+			// A prefix nothing was ever written under lists empty (the
+			// file driver has no directory for it).
+			if err := b.List(ctx, "absent/0/", func(o blob.ObjectInfo) error { return fmt.Errorf("listed %s", o.Key) }); err != nil {
+				t.Fatalf("list of an absent prefix: %v", err)
 			}
 			if err := b.Delete(ctx, "topic/0/a.log"); err != nil {
 				t.Fatalf("delete: %v", err)
@@ -215,5 +221,70 @@ func TestS3UnreachableIsTransient(t *testing.T) {
 	defer cancel()
 	if err := b.Put(ctx, "k", []byte("x")); !blob.IsTransient(err) {
 		t.Fatalf("put to a stopped server: %v (transient=%v)", err, blob.IsTransient(err))
+	}
+}
+
+// TestFileListDuringWrites lists a file:// bucket while objects under the
+// prefix are written (each through a temporary file renamed into place)
+// and deleted: no listing fails, and every object that existed throughout
+// is listed once.
+func TestFileListDuringWrites(t *testing.T) {
+	ctx := context.Background()
+	b, err := blob.Open(ctx, "file://"+t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	for i := range 20 {
+		if err := b.Put(ctx, fmt.Sprintf("p/stable-%02d", i), []byte("s")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stop := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				done <- nil
+				return
+			default:
+			}
+			key := fmt.Sprintf("p/churn-%d/%d", i%8, i)
+			if err := b.Put(ctx, key, bytes.Repeat([]byte("c"), 4096)); err != nil {
+				done <- err
+				return
+			}
+			if err := b.Delete(ctx, key); err != nil {
+				done <- err
+				return
+			}
+		}
+	}()
+	for range 300 {
+		stable := 0
+		var previous string
+		err := b.List(ctx, "p/", func(o blob.ObjectInfo) error {
+			if o.Key <= previous {
+				return fmt.Errorf("key %s after %s", o.Key, previous)
+			}
+			previous = o.Key
+			if len(o.Key) > len("p/stable-") && o.Key[:len("p/stable-")] == "p/stable-" {
+				stable++
+			}
+			return nil
+		})
+		if err != nil {
+			close(stop)
+			t.Fatalf("list while writing: %v", err)
+		}
+		if stable != 20 {
+			close(stop)
+			t.Fatalf("listed %d of the 20 objects that never changed", stable)
+		}
+	}
+	close(stop)
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }

@@ -112,21 +112,51 @@ func (c *cloudBucket) Size(ctx context.Context, key string) (int64, error) {
 	return attrs.Size, nil
 }
 
+// listRestarts bounds how often List starts again after an object vanished
+// under it.
+const listRestarts = 8
+
+// List lists in key order. The file driver walks directories, so an object
+// renamed into place or deleted while it walks (an upload's temporary file,
+// a deletion) can fail the walk with NotFound; List then starts again past
+// the last key it gave fn, so fn still sees each object once, in order.
 func (c *cloudBucket) List(ctx context.Context, prefix string, fn func(ObjectInfo) error) error {
+	last, seen := "", false
+	var err error
+	for range listRestarts + 1 {
+		var vanished bool
+		vanished, err = c.list(ctx, prefix, func(o ObjectInfo) error {
+			if seen && o.Key <= last {
+				return nil
+			}
+			last, seen = o.Key, true
+			return fn(o)
+		})
+		if !vanished {
+			return err
+		}
+	}
+	return err
+}
+
+// list is one walk; vanished reports a NotFound of the walk itself (not of
+// fn).
+func (c *cloudBucket) list(ctx context.Context, prefix string, fn func(ObjectInfo) error) (vanished bool, err error) {
 	it := c.bucket.List(&gcblob.ListOptions{Prefix: prefix})
 	for {
 		obj, err := it.Next(ctx)
 		if errors.Is(err, io.EOF) {
-			return nil
+			return false, nil
 		}
 		if err != nil {
-			return classify("list", prefix, err)
+			err = classify("list", prefix, err)
+			return errors.Is(err, ErrNotFound), err
 		}
 		if obj.IsDir {
 			continue
 		}
 		if err := fn(ObjectInfo{Key: obj.Key, Size: obj.Size}); err != nil {
-			return err
+			return false, err
 		}
 	}
 }

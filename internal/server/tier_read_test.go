@@ -17,18 +17,50 @@ import (
 
 	"github.com/samsa-streaming/samsa/internal/blob/blobtest"
 	"github.com/samsa-streaming/samsa/internal/log"
+	"github.com/samsa-streaming/samsa/internal/partition"
 	"github.com/samsa-streaming/samsa/internal/tier"
 )
 
 // tieredBucketURLs returns the buckets a tiered test runs against: the
-// file:// driver, and moto when it is installed (SAMSA_REQUIRE_MOTO makes
-// it required).
+// file:// driver, and a bucket on every S3 implementation the tests have
+// (gofakes3 always, moto when installed; SAMSA_REQUIRE_MOTO makes it
+// required), keyed "file", "s3-gofakes3", "s3-moto".
 func tieredBucketURLs(t *testing.T, name string) map[string]string {
 	urls := map[string]string{"file": "file://" + t.TempDir()}
-	if blobtest.MotoInstalled() {
-		urls["s3-moto"] = blobtest.StartMoto(t).CreateBucket(name)
+	for _, server := range blobtest.StartS3Servers(t) {
+		urls["s3-"+server.Name()] = server.CreateBucket(name)
 	}
 	return urls
+}
+
+// settleLocalRetention waits until the remote log manager has copied every
+// closed segment of p, then runs local retention itself and returns the
+// local log start offset. With nothing left to copy, what local retention
+// keeps depends on segment sizes alone, not on how fast tasks and
+// retention checks ran nor on how the producer batched: at most
+// local.retention.bytes plus one segment stays local, so a test that wrote
+// N bytes more than that has N bytes in the remote tier only.
+func settleLocalRetention(t *testing.T, p *partition.Partition) int64 {
+	t.Helper()
+	waitFor(t, 60*time.Second, "every closed segment copied", func() bool {
+		closed := p.Log.ClosedSegments()
+		return len(closed) == 0 || p.Log.RemoteCopiedOffset() >= closed[len(closed)-1].EndOffset
+	})
+	if _, err := p.Log.EnforceRetention(time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	return p.Log.LocalLogStartOffset()
+}
+
+// remoteOnlySegments counts the segments of view wholly below localStart.
+func remoteOnlySegments(view tier.RemoteView, localStart int64) int {
+	n := 0
+	for _, s := range view.Segments {
+		if s.EndOffset < localStart {
+			n++
+		}
+	}
+	return n
 }
 
 // recordTime is the create time produceNumbered gives record i: 10 ms
@@ -159,9 +191,12 @@ func TestTieredConsumeFromRemote(t *testing.T) {
 			const records = 1500
 			produceNumbered(t, tn, "remote", 0, records, 3000)
 			p := tn.node.partitions.Get("remote", 0)
-			waitFor(t, 60*time.Second, "local retention to delete copied segments", func() bool {
-				return p.Log.LocalLogStartOffset() > 600
-			})
+			// 4.5 MB written, at most 2 MiB kept locally: several segments
+			// are in the bucket only, however the producer batched.
+			local := settleLocalRetention(t, p)
+			if n := remoteOnlySegments(remoteView(t, tn, url, "remote"), local); n < 2 {
+				t.Fatalf("%d segments only in the bucket (local start %d), want at least 2", n, local)
+			}
 			if start := p.Log.LogStartOffset(); start != 0 {
 				t.Fatalf("log start offset %d after local retention, want 0", start)
 			}
@@ -200,19 +235,12 @@ func TestTieredListOffsets(t *testing.T) {
 			const records = 1500
 			produceNumbered(t, tn, "offsets", 0, records, 3000)
 			p := tn.node.partitions.Get("offsets", 0)
-			waitFor(t, 60*time.Second, "local retention to delete copied segments", func() bool {
-				return p.Log.LocalLogStartOffset() > 600
-			})
 			// Once every closed segment is copied and local retention has
 			// run, nothing moves any more.
-			waitFor(t, 60*time.Second, "every closed segment copied", func() bool {
-				closed := p.Log.ClosedSegments()
-				return len(closed) > 0 && p.Log.RemoteCopiedOffset() == closed[len(closed)-1].EndOffset
-			})
-			if _, err := p.Log.EnforceRetention(time.Now()); err != nil {
-				t.Fatal(err)
+			local := settleLocalRetention(t, p)
+			if local <= 17 {
+				t.Fatalf("local start %d: the records looked up in the remote tier are local", local)
 			}
-			local := p.Log.LocalLogStartOffset()
 			copied := p.Log.RemoteCopiedOffset()
 			if copied < local-1 {
 				t.Fatalf("copied offset %d below the local start %d", copied, local)
@@ -279,9 +307,7 @@ func TestTieredReadCommittedFromRemote(t *testing.T) {
 		}
 	}
 	p := tn.node.partitions.Get("txn-remote", 0)
-	waitFor(t, 60*time.Second, "local retention to delete copied segments", func() bool {
-		return p.Log.LocalLogStartOffset() > 600
-	})
+	settleLocalRetention(t, p)
 	indexed := 0
 	for _, seg := range remoteView(t, tn, url, "txn-remote").Segments {
 		for _, f := range seg.Files {
@@ -313,8 +339,13 @@ func TestTieredReadCommittedFromRemote(t *testing.T) {
 // three; with the store paused, the fetch is answered within about
 // remote.fetch.max.wait.ms with no records and no error.
 func TestTieredFetchSeveralRemotePartitions(t *testing.T) {
-	moto := blobtest.StartMoto(t)
-	tn := startTestNode(t, "remote.log.storage.system.enable=true", "rsm.config.bucket.url="+moto.CreateBucket("several"),
+	for _, server := range blobtest.StartS3Servers(t) {
+		t.Run(server.Name(), func(t *testing.T) { testTieredFetchSeveralRemotePartitions(t, server) })
+	}
+}
+
+func testTieredFetchSeveralRemotePartitions(t *testing.T, server blobtest.S3Server) {
+	tn := startTestNode(t, "remote.log.storage.system.enable=true", "rsm.config.bucket.url="+server.CreateBucket("several"),
 		"remote.log.manager.task.interval.ms=100", "log.retention.check.interval.ms=100", "remote.fetch.max.wait.ms=300")
 	mustCreateTopic(t, tn.admin(), "multi", 3, map[string]*string{"remote.storage.enable": ptrTo("true"),
 		"segment.bytes": ptrTo("1048576"), "local.retention.bytes": ptrTo("1048576")})
@@ -323,8 +354,9 @@ func TestTieredFetchSeveralRemotePartitions(t *testing.T) {
 			kgo.WithHooks(partitionHook(partition)))
 	}
 	for partition := range int32(3) {
-		p := tn.node.partitions.Get("multi", partition)
-		waitFor(t, 60*time.Second, "local retention on every partition", func() bool { return p.Log.LocalLogStartOffset() > 300 })
+		if local := settleLocalRetention(t, tn.node.partitions.Get("multi", partition)); local == 0 {
+			t.Fatalf("partition %d: offset 0 is still local", partition)
+		}
 	}
 	fetch := func(topic string, partitions int32, offset int64) (*kmsg.FetchResponse, time.Duration) {
 		cl := tn.client()
@@ -369,11 +401,12 @@ func TestTieredFetchSeveralRemotePartitions(t *testing.T) {
 	mustCreateTopic(t, tn.admin(), "paused", 1, map[string]*string{"remote.storage.enable": ptrTo("true"),
 		"segment.bytes": ptrTo("1048576"), "local.retention.bytes": ptrTo("1048576")})
 	produceNumbered(t, tn, "paused", 0, 900, 3000)
-	paused := tn.node.partitions.Get("paused", 0)
-	waitFor(t, 60*time.Second, "local retention", func() bool { return paused.Log.LocalLogStartOffset() > 300 })
-	moto.Pause()
+	if local := settleLocalRetention(t, tn.node.partitions.Get("paused", 0)); local == 0 {
+		t.Fatal("offset 0 of the paused partition is still local")
+	}
+	server.Pause()
 	resp, took := fetch("paused", 1, 0)
-	moto.Resume()
+	server.Resume()
 	for _, sp := range resp.Topics[0].Partitions {
 		if sp.ErrorCode != 0 || len(sp.RecordBatches) != 0 {
 			t.Fatalf("partition %d with the store paused: code %d, %d bytes", sp.Partition, sp.ErrorCode, len(sp.RecordBatches))
@@ -403,7 +436,9 @@ func TestTieredRestartWithoutCheckpoints(t *testing.T) {
 	const records = 1200
 	produceNumbered(t, tn, "checkpoints", 0, records, 3000)
 	p := tn.node.partitions.Get("checkpoints", 0)
-	waitFor(t, 60*time.Second, "local retention to delete copied segments", func() bool { return p.Log.LocalLogStartOffset() > 300 })
+	if local := settleLocalRetention(t, p); local == 0 {
+		t.Fatal("local retention deleted nothing")
+	}
 	tn.stop()
 	for _, name := range []string{log.ReplicationCheckpointFile, log.RecoveryPointCheckpointFile, log.LogStartOffsetCheckpointFile} {
 		if err := os.Remove(filepath.Join(tn.dir, name)); err != nil {
@@ -433,7 +468,10 @@ func TestTieredEnableOnExistingTopic(t *testing.T) {
 		t.Fatalf("an untiered topic deleted by local.retention.bytes: local start %d", p.Log.LocalLogStartOffset())
 	}
 	alterTopic(t, tn, "later", "remote.storage.enable", "true")
-	waitFor(t, 60*time.Second, "copies, then local deletion", func() bool { return p.Log.LocalLogStartOffset() > 300 })
+	waitFor(t, 10*time.Second, "remote.storage.enable to reach the partition", func() bool { return p.Log.Config().RemoteStorage })
+	if local := settleLocalRetention(t, p); local == 0 {
+		t.Fatal("local retention deleted nothing after tiering was enabled")
+	}
 	if start := p.Log.LogStartOffset(); start != 0 {
 		t.Fatalf("log start %d after enabling tiering, want 0", start)
 	}

@@ -19,17 +19,13 @@ import (
 )
 
 // TestTieredTopicOffloadsClosedSegments runs a node with tiered storage on
-// a file:// bucket and, when moto_server is installed, an S3 bucket on
-// moto: a franz-go producer fills a topic with remote.storage.enable=true,
+// a file:// bucket and on S3 buckets of gofakes3 and, when moto_server is
+// installed, moto: a franz-go producer fills a topic with remote.storage.enable=true,
 // the leader copies its closed segments, the bucket's segment objects equal
 // the local .log files byte for byte, a consumer reads every record, and
 // deleting the topic empties the bucket.
 func TestTieredTopicOffloadsClosedSegments(t *testing.T) {
-	urls := map[string]string{"file": "file://" + t.TempDir()}
-	if blobtest.MotoInstalled() {
-		urls["s3-moto"] = blobtest.StartMoto(t).CreateBucket("samsa-tier")
-	}
-	for name, url := range urls {
+	for name, url := range tieredBucketURLs(t, "samsa-tier") {
 		t.Run(name, func(t *testing.T) {
 			tn := startTestNode(t, "remote.log.storage.system.enable=true", "rsm.config.bucket.url="+url,
 				"remote.log.manager.task.interval.ms=100")
@@ -171,8 +167,13 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool)
 // writing: every produce succeeds, and once the server is back every closed
 // segment reaches the bucket byte for byte.
 func TestTieredCopyCatchesUpAfterStoreOutage(t *testing.T) {
-	moto := blobtest.StartMoto(t)
-	url := moto.CreateBucket("outage")
+	for _, server := range blobtest.StartS3Servers(t) {
+		t.Run(server.Name(), func(t *testing.T) { testTieredCopyCatchesUpAfterStoreOutage(t, server) })
+	}
+}
+
+func testTieredCopyCatchesUpAfterStoreOutage(t *testing.T, server blobtest.S3Server) {
+	url := server.CreateBucket("outage")
 	tn := startTestNode(t, "remote.log.storage.system.enable=true", "rsm.config.bucket.url="+url,
 		"remote.log.manager.task.interval.ms=100")
 	ctx := testContext(t)
@@ -189,9 +190,9 @@ func TestTieredCopyCatchesUpAfterStoreOutage(t *testing.T) {
 		}
 	}
 	produce(400)
-	moto.Pause()
+	server.Pause()
 	produce(1200) // four more segments while the store is down
-	moto.Resume()
+	server.Resume()
 
 	topics, err := adm.ListTopics(ctx, "outage")
 	if err != nil {
@@ -378,8 +379,13 @@ func TestTieredRestartContinuesWithoutDuplicates(t *testing.T) {
 // retention.ms expire every closed segment: the node keeps them all until
 // the server is back and they are copied, then retention deletes them.
 func TestTieredRetentionWaitsForTheStore(t *testing.T) {
-	moto := blobtest.StartMoto(t)
-	url := moto.CreateBucket("retention")
+	for _, server := range blobtest.StartS3Servers(t) {
+		t.Run(server.Name(), func(t *testing.T) { testTieredRetentionWaitsForTheStore(t, server) })
+	}
+}
+
+func testTieredRetentionWaitsForTheStore(t *testing.T, server blobtest.S3Server) {
+	url := server.CreateBucket("retention")
 	tn := startTestNode(t, "remote.log.storage.system.enable=true", "rsm.config.bucket.url="+url,
 		"remote.log.manager.task.interval.ms=100", "log.retention.check.interval.ms=100")
 	ctx := testContext(t)
@@ -391,7 +397,7 @@ func TestTieredRetentionWaitsForTheStore(t *testing.T) {
 		_, ok := scrape(t, tn)[`samsa_remote_copy_lag_segments{partition="0",topic="wait"}`]
 		return ok
 	})
-	moto.Pause()
+	server.Pause()
 	cl := tn.client(kgo.DefaultProduceTopic("wait"), kgo.ProducerBatchCompression(kgo.NoCompression()))
 	for range 1200 {
 		cl.Produce(ctx, &kgo.Record{Value: bytes.Repeat([]byte("w"), 3000)}, nil)
@@ -414,7 +420,7 @@ func TestTieredRetentionWaitsForTheStore(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	moto.Resume()
+	server.Resume()
 	waitFor(t, 60*time.Second, "copies, then local deletion", func() bool {
 		return len(p.Log.ClosedSegments()) < closed && p.Log.LogStartOffset() > 0
 	})

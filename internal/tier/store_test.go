@@ -53,6 +53,7 @@ func testBuckets(t *testing.T) map[string]blob.Bucket {
 	}
 	open("mem", "mem://")
 	open("file", "file://"+t.TempDir())
+	open("s3-gofakes3", blobtest.StartFakeS3(t).CreateBucket("tier"))
 	if blobtest.MotoInstalled() {
 		open("s3-moto", blobtest.StartMoto(t).CreateBucket("tier"))
 	}

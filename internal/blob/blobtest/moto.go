@@ -1,15 +1,14 @@
 // Package blobtest starts real S3-compatible servers on loopback for tests:
-// moto_server (Python moto[server]).
+// moto_server (Python moto[server]) and gofakes3 (a Go module, built into
+// a small server by StartFakeS3).
 package blobtest
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -30,6 +29,10 @@ func MotoInstalled() bool {
 	return err == nil
 }
 
+// motoRequired reports whether SAMSA_REQUIRE_MOTO makes a missing
+// moto_server a failure instead of a skip.
+func motoRequired() bool { return os.Getenv("SAMSA_REQUIRE_MOTO") != "" }
+
 // StartMoto starts moto_server on a free loopback port, or skips the test
 // with a clear message when moto_server is not installed
 // (pip install 'moto[server]'). The server is stopped at the end of the test.
@@ -37,15 +40,12 @@ func StartMoto(t testing.TB) *Moto {
 	t.Helper()
 	path, err := exec.LookPath("moto_server")
 	if err != nil {
-		if os.Getenv("SAMSA_REQUIRE_MOTO") != "" {
+		if motoRequired() {
 			t.Fatal("moto_server not installed (pip install 'moto[server]') and SAMSA_REQUIRE_MOTO is set")
 		}
 		t.Skip("moto_server not installed (pip install 'moto[server]'); skipping the S3 test")
 	}
-	// The dummy credentials keep the AWS SDK from searching for real ones.
-	t.Setenv("AWS_ACCESS_KEY_ID", "testing")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "testing")
-	t.Setenv("AWS_REGION", "us-east-1")
+	setDummyCredentials(t)
 	m := &Moto{port: freePort(t), t: t}
 	m.Endpoint = fmt.Sprintf("http://127.0.0.1:%d", m.port)
 	m.start(path)
@@ -102,25 +102,16 @@ func (m *Moto) Stop() {
 func (m *Moto) Pause()  { _ = syscall.Kill(-m.cmd.Process.Pid, syscall.SIGSTOP) }
 func (m *Moto) Resume() { _ = syscall.Kill(-m.cmd.Process.Pid, syscall.SIGCONT) }
 
+// Name is "moto".
+func (m *Moto) Name() string { return "moto" }
+
 // CreateBucket creates a bucket (moto accepts unsigned requests) and returns
 // its s3:// URL for blob.Open.
 func (m *Moto) CreateBucket(name string) string {
 	m.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPut, m.Endpoint+"/"+name, strings.NewReader(""))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		m.t.Fatalf("create bucket %s: %v", name, err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		m.t.Fatalf("create bucket %s: HTTP %d", name, resp.StatusCode)
-	}
+	createBucket(m.t, m.Endpoint, name)
 	return m.BucketURL(name)
 }
 
 // BucketURL is the s3:// URL of bucket name on this server.
-func (m *Moto) BucketURL(name string) string {
-	return fmt.Sprintf("s3://%s?endpoint=%s&use_path_style=true&region=us-east-1", name, m.Endpoint)
-}
+func (m *Moto) BucketURL(name string) string { return bucketURL(m.Endpoint, name) }
