@@ -14,7 +14,10 @@ package api
 //     does not hold a fetch with remote data back.
 //   - Several remote partitions of one request are read concurrently.
 //   - A remote read that times out answers its partition with no records
-//     and no error, so the consumer fetches again; a full reader queue
+//     and no error, so the consumer fetches again; the read, once started,
+//     is not interrupted (Kafka's cancel(false)) and leaves what it fetched
+//     in the cache for that next fetch; one not yet started is dropped. A
+//     full reader queue
 //     answers UNKNOWN_SERVER_ERROR for the partition, as Kafka's
 //     RejectedExecutionException does; an offset no remote segment holds
 //     answers OFFSET_OUT_OF_RANGE.
@@ -177,8 +180,8 @@ func (op *fetchOp) remoteDone(i int, res tier.ReadResult, err error) {
 	}
 }
 
-// stopRemote abandons the remote reads still running once the fetch is
-// answered.
+// stopRemote drops the remote reads not yet started once the fetch is
+// answered; those running finish into the cache (tier.Reader.Submit).
 func (op *fetchOp) stopRemote() {
 	op.remote.mu.Lock()
 	cancel := op.remote.cancel

@@ -41,7 +41,20 @@ type Cache struct {
 		totalBytes int64
 		hits       int64
 		misses     int64
+		// loading holds the load in progress of each key that missed, so
+		// concurrent misses of one key fetch it once.
+		// Invariant: an entry exists only while its load runs; at most
+		// one per concurrent Get (the reader pool's threads).
+		loading map[string]*cacheLoad
 	}
+}
+
+// cacheLoad is one load of a key, shared by the Gets that missed it while
+// it ran; done is closed once b and err are set.
+type cacheLoad struct {
+	done chan struct{}
+	b    []byte
+	err  error
 }
 
 type cacheEntry struct {
@@ -65,6 +78,7 @@ func NewCache(fsys vfs.FS, dir string, maxBytes int64) (*Cache, error) {
 	c := &Cache{fs: fsys, dir: dir, maxBytes: max(maxBytes, 1)}
 	c.mu.entries = make(map[string]*list.Element)
 	c.mu.lru = list.New()
+	c.mu.loading = make(map[string]*cacheLoad)
 	return c, nil
 }
 
@@ -80,18 +94,46 @@ func (c *Cache) SetMaxBytes(maxBytes int64) {
 
 // Get returns the cached bytes of key, or loads them with load, caches them
 // and returns them. A value larger than the whole cache is returned
-// without being cached. Two concurrent misses of one key both load; the
-// second insert replaces the first.
+// without being cached. A miss of a key another Get is loading waits for
+// that load and shares its bytes (callers must not modify them), so a
+// consumer's retry of a read still running, or two partitions' reads of one
+// index, cost one GET; if the shared load fails, the waiter loads itself.
 func (c *Cache) Get(ctx context.Context, key string, load func(context.Context) ([]byte, error)) ([]byte, bool, error) {
 	if b, ok := c.read(key); ok {
 		return b, true, nil
 	}
-	b, err := load(ctx)
-	if err != nil {
-		return nil, false, err
+	c.mu.Lock()
+	call, shared := c.mu.loading[key]
+	if !shared {
+		call = &cacheLoad{done: make(chan struct{})}
+		c.mu.loading[key] = call
 	}
-	c.put(key, b)
-	return b, false, nil
+	c.mu.Unlock()
+	if shared {
+		select {
+		case <-call.done:
+		case <-ctx.Done():
+			return nil, false, ctx.Err()
+		}
+		if call.err == nil {
+			return call.b, false, nil
+		}
+		b, err := load(ctx)
+		if err != nil {
+			return nil, false, err
+		}
+		c.put(key, b)
+		return b, false, nil
+	}
+	call.b, call.err = load(ctx)
+	if call.err == nil {
+		c.put(key, call.b)
+	}
+	c.mu.Lock()
+	delete(c.mu.loading, key)
+	c.mu.Unlock()
+	close(call.done)
+	return call.b, false, call.err
 }
 
 // Stats returns the cache's size and its hit and miss counts.
@@ -102,15 +144,41 @@ func (c *Cache) Stats() (sizeBytes, entries, hits, misses int64) {
 }
 
 func (c *Cache) read(key string) ([]byte, bool) {
+	return c.readRange(key, 0, -1, true)
+}
+
+// ReadRange returns length bytes of the cached value of key from offset,
+// reading only them from its file, or false when key is not cached or the
+// range is not within the value. A hit counts as one; a miss does not,
+// since the caller goes on to Get, which counts it.
+func (c *Cache) ReadRange(key string, offset, length int64) ([]byte, bool) {
+	if offset < 0 || length < 0 {
+		return nil, false
+	}
+	return c.readRange(key, offset, length, false)
+}
+
+// readRange reads [offset, offset+length) of key's file, the whole file
+// when length < 0.
+func (c *Cache) readRange(key string, offset, length int64, countMiss bool) ([]byte, bool) {
 	c.mu.Lock()
 	el, ok := c.mu.entries[key]
 	if !ok {
-		c.mu.misses++
+		if countMiss {
+			c.mu.misses++
+		}
+		c.mu.Unlock()
+		return nil, false
+	}
+	entry := el.Value.(*cacheEntry)
+	if length < 0 {
+		length = entry.size - offset
+	}
+	if offset+length > entry.size {
 		c.mu.Unlock()
 		return nil, false
 	}
 	c.mu.lru.MoveToFront(el)
-	entry := el.Value.(*cacheEntry)
 	c.mu.Unlock()
 	f, err := c.fs.Open(entry.path)
 	if err != nil {
@@ -118,8 +186,8 @@ func (c *Cache) read(key string) ([]byte, bool) {
 		return nil, false
 	}
 	defer f.Close()
-	b := make([]byte, entry.size)
-	if _, err := f.ReadAt(b, 0); err != nil && err != io.EOF {
+	b := make([]byte, length)
+	if n, err := f.ReadAt(b, offset); int64(n) != length || (err != nil && err != io.EOF) {
 		c.drop(key, entry)
 		return nil, false
 	}

@@ -20,13 +20,18 @@ import (
 // and from moto on loopback when installed. It reports MB/s (-benchmem's
 // bytes) and the read amplification: bytes fetched from the store per byte
 // served. SAMSA_TIER_BENCH_MB sets the partition's size (64 by default;
-// 2048 for the full figure).
+// 2048 for the full figure), SAMSA_TIER_BENCH_CHUNK_KB the reader's chunk
+// (DefaultChunkBytes when unset).
 //
 //	go test -run XXX -bench ReadRemoteVsLocal -benchtime 1x ./internal/tier/
 func BenchmarkReadRemoteVsLocal(b *testing.B) {
 	sizeMB := 64
 	if v, err := strconv.Atoi(os.Getenv("SAMSA_TIER_BENCH_MB")); err == nil && v > 0 {
 		sizeMB = v
+	}
+	chunkBytes := int64(0) // the reader's default
+	if v, err := strconv.Atoi(os.Getenv("SAMSA_TIER_BENCH_CHUNK_KB")); err == nil && v > 0 {
+		chunkBytes = int64(v) << 10
 	}
 	buckets := map[string]string{"file": "file://" + b.TempDir()}
 	if blobtest.MotoInstalled() {
@@ -79,7 +84,7 @@ func BenchmarkReadRemoteVsLocal(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				reader := NewReader(ReaderConfig{Store: store, Cache: cache, Threads: 1, MaxPendingTasks: 1})
+				reader := NewReader(ReaderConfig{Store: store, Cache: cache, Threads: 1, MaxPendingTasks: 1, ChunkBytes: chunkBytes})
 				for offset := int64(0); offset < remoteEnd; {
 					res, err := reader.Read(context.Background(), ReadRequest{Partition: testPartition, Offset: offset,
 						MaxBytes: 1 << 20, MinOneBatch: true, UpperBound: remoteEnd})
