@@ -43,6 +43,7 @@ type options struct {
 	manyPartitions    int
 	manyPartitionRate float64
 	shareRecords      int
+	remoteBytes       int64
 	workloadIDs       string
 	targets           []string
 	workDir           string
@@ -62,6 +63,7 @@ func defaultOptions() options {
 		manyPartitions:    1000,
 		manyPartitionRate: 5,
 		shareRecords:      200000,
+		remoteBytes:       2e9,
 		workloadIDs:       "a,b,c,d,e,f,g,h,i,j,l,m",
 		targets:           []string{roleSamsa, roleKafka, roleKfake},
 		workDir:           os.TempDir(),
@@ -79,6 +81,7 @@ func smokeOptions() options {
 	o.manyPartitions = 20
 	o.manyPartitionRate = 20
 	o.shareRecords = 3000
+	o.remoteBytes = 8e6
 	return o
 }
 
@@ -103,16 +106,17 @@ func parseFlags(args []string) (options, error) {
 	smoke := fs.Bool("smoke", false, "run every workload for a moment: proves the tool works, measures nothing")
 	o := defaultOptions()
 	var targets, overrides string
-	var consumeGB float64
+	var consumeGB, remoteGB float64
 	fs.IntVar(&o.runs, "runs", o.runs, "rounds; figures are the median with min and max")
 	fs.DurationVar(&o.duration, "duration", o.duration, "length of each produce and end-to-end run")
 	fs.DurationVar(&o.limitDuration, "limit-duration", o.limitDuration, "length of each machine-limit probe")
 	fs.Float64Var(&consumeGB, "consume-gb", float64(o.consumeBytes)/1e9, "GB (10^9 bytes) written and then consumed in workload d")
+	fs.Float64Var(&remoteGB, "remote-gb", float64(o.remoteBytes)/1e9, "GB (10^9 bytes) written, offloaded and then consumed from the remote tier in workload n")
 	fs.Float64Var(&o.e2eMBps, "e2e-mbps", o.e2eMBps, "produce rate of the end-to-end workload e, MB/s")
 	fs.IntVar(&o.manyPartitions, "partitions", o.manyPartitions, "partitions of workload f")
 	fs.Float64Var(&o.manyPartitionRate, "partition-rate", o.manyPartitionRate, "records/s per partition in workload f")
 	fs.IntVar(&o.shareRecords, "share-records", o.shareRecords, "records written and then consumed by the share group in workload m")
-	fs.StringVar(&o.workloadIDs, "workloads", o.workloadIDs, "comma-separated workloads to run (a to m; k runs only when named)")
+	fs.StringVar(&o.workloadIDs, "workloads", o.workloadIDs, "comma-separated workloads to run (a to n; k and n run only when named)")
 	fs.StringVar(&targets, "targets", strings.Join(o.targets, ","), "brokers to compare: samsa, kafka, kfake")
 	fs.StringVar(&o.workDir, "workdir", o.workDir, "directory for broker data and probe files")
 	fs.StringVar(&o.profileDir, "profile", "", "write Samsa's CPU, alloc, mutex and block profiles per workload under this directory")
@@ -131,6 +135,7 @@ func parseFlags(args []string) (options, error) {
 		o = s
 	} else {
 		o.consumeBytes = int64(consumeGB * 1e9)
+		o.remoteBytes = int64(remoteGB * 1e9)
 	}
 	o.targets = splitList(targets)
 	o.samsaOverrides = splitList(overrides)
@@ -145,6 +150,8 @@ func (o *options) validate() error {
 		return errors.New("-duration and -limit-duration must be positive")
 	case o.consumeBytes < 1024:
 		return errors.New("-consume-gb is too small")
+	case o.remoteBytes < 1024:
+		return errors.New("-remote-gb is too small")
 	case o.e2eMBps <= 0 || o.manyPartitionRate <= 0:
 		return errors.New("-e2e-mbps and -partition-rate must be positive")
 	case o.manyPartitions < 1:
@@ -266,11 +273,21 @@ func runOnce(ctx context.Context, o *options, w workload, target string, log io.
 			overrides = append(overrides, secured.overrides...)
 		}
 	}
+	var tiered *tieredSetup
+	if target == roleSamsa && w.objectStore {
+		var tieredOverrides []string
+		var err error
+		if tiered, tieredOverrides, err = startTiered(ctx); err != nil {
+			return nil, err
+		}
+		defer tiered.stop()
+		overrides = append(overrides, tieredOverrides...)
+	}
 	b, err := startBroker(target, o.workDir, profileDir, overrides)
 	if err != nil {
 		return nil, err
 	}
-	env := &runEnv{opts: o, broker: b, clientOpts: secured.clientOpts}
+	env := &runEnv{opts: o, broker: b, clientOpts: secured.clientOpts, tiered: tiered}
 	if o.verbose {
 		env.log = log
 		env.progress = func(p bench.Progress) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"image/png"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -136,4 +137,52 @@ func TestSpreadAndRatios(t *testing.T) {
 	if got := ratioText(spread{median: 3, n: 1}, spread{median: 2, n: 1}); got != "1.50×" {
 		t.Errorf("ratio = %q", got)
 	}
+}
+
+// TestRemoteReadSmoke runs the remote-read workload (n), which runs only
+// when named, in its smoke size against Samsa and moto_server: every record
+// is read from local segments and again from the remote tier, and the
+// store was read (an amplification of 0 would mean nothing came from it).
+func TestRemoteReadSmoke(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a broker and moto_server as child processes")
+	}
+	if _, err := exec.LookPath("moto_server"); err != nil {
+		if os.Getenv("SAMSA_REQUIRE_MOTO") != "" {
+			t.Fatal("moto_server not installed and SAMSA_REQUIRE_MOTO is set")
+		}
+		t.Skip("moto_server not installed (pip install 'moto[server]')")
+	}
+	o := smokeOptions()
+	o.workloadIDs, o.targets = "n", []string{roleSamsa}
+	o.workDir = t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	var table, log bytes.Buffer
+	results := newResults(&o)
+	if err := runWith(ctx, &o, results, &table, &log); err != nil {
+		t.Fatalf("run: %v\n%s", err, log.String())
+	}
+	runs := results.samples["n"][roleSamsa]
+	if len(runs) != 1 {
+		t.Fatalf("%d runs of (n), want 1", len(runs))
+	}
+	s := runs[0]
+	for _, w := range o.selectedWorkloads() {
+		for _, m := range w.metrics {
+			if _, ok := s[m.key]; !ok {
+				t.Errorf("no figure for %q", m.label)
+			}
+			if !strings.Contains(table.String(), "| n | "+m.label+" | ") {
+				t.Errorf("table lacks row %q", m.label)
+			}
+		}
+	}
+	if s[recordsKey] < float64(o.remoteBytes/1024) || s["remote_mbps"] <= 0 || s["local_mbps"] <= 0 {
+		t.Fatalf("records %v, local %v MB/s, remote %v MB/s", s[recordsKey], s["local_mbps"], s["remote_mbps"])
+	}
+	if a := s["remote_amplification"]; a < 1 {
+		t.Fatalf("read amplification %v: the store gave less than was served", a)
+	}
+	t.Logf("\n%s", table.String())
 }

@@ -41,6 +41,9 @@ type workload struct {
 	noKfake   bool
 	// security, when set, secures Samsa's listener for the workload.
 	security func() (securitySetup, error)
+	// objectStore workloads run Samsa with tiered storage on a fresh
+	// S3-compatible server (workload_tiered.go).
+	objectStore bool
 }
 
 // runsOn reports whether w runs on target.
@@ -64,6 +67,8 @@ type runEnv struct {
 	log      io.Writer
 	// clientOpts reach the broker (TLS, SASL) when the workload secures it.
 	clientOpts []kgo.Opt
+	// tiered is the object store of an objectStore workload.
+	tiered *tieredSetup
 }
 
 // Metric keys shared by several workloads.
@@ -180,7 +185,7 @@ func workloads(o *options) []workload {
 			metrics: produceMetrics(), run: overload.run},
 		{id: "j", title: fmt.Sprintf("Kafka's kafka-producer-perf-test then kafka-consumer-perf-test, %s of 1 KiB records, Java client defaults (acks=all, linger 5 ms), 12 partitions", formatBytes(o.consumeBytes)),
 			metrics: perfToolMetrics(), run: runPerfTools, needsKafkaTools: true},
-	}, slices.Concat(aclWorkloads(), quotaWorkloads(), securityWorkloads(), shareWorkloads(o))...)
+	}, slices.Concat(aclWorkloads(), quotaWorkloads(), securityWorkloads(), shareWorkloads(o), tieredWorkloads(o))...)
 }
 
 // phase measures the broker's CPU time and peak RSS over part of a run.
