@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"github.com/samsa-streaming/samsa/internal/vfs"
@@ -144,23 +145,24 @@ func (c *Cache) Stats() (sizeBytes, entries, hits, misses int64) {
 }
 
 func (c *Cache) read(key string) ([]byte, bool) {
-	return c.readRange(key, 0, -1, true)
+	return c.appendRange(nil, key, 0, -1, true)
 }
 
-// ReadRange returns length bytes of the cached value of key from offset,
-// reading only them from its file, or false when key is not cached or the
-// range is not within the value. A hit counts as one; a miss does not,
-// since the caller goes on to Get, which counts it.
-func (c *Cache) ReadRange(key string, offset, length int64) ([]byte, bool) {
+// AppendRange appends length bytes of the cached value of key from offset
+// to dst, reading only them from its file straight into dst, or returns
+// false when key is not cached or the range is not within the value. A hit
+// counts as one; a miss does not, since the caller goes on to Get, which
+// counts it.
+func (c *Cache) AppendRange(dst []byte, key string, offset, length int64) ([]byte, bool) {
 	if offset < 0 || length < 0 {
-		return nil, false
+		return dst, false
 	}
-	return c.readRange(key, offset, length, false)
+	return c.appendRange(dst, key, offset, length, false)
 }
 
-// readRange reads [offset, offset+length) of key's file, the whole file
-// when length < 0.
-func (c *Cache) readRange(key string, offset, length int64, countMiss bool) ([]byte, bool) {
+// appendRange reads [offset, offset+length) of key's file, the whole file
+// when length < 0, onto dst.
+func (c *Cache) appendRange(dst []byte, key string, offset, length int64, countMiss bool) ([]byte, bool) {
 	c.mu.Lock()
 	el, ok := c.mu.entries[key]
 	if !ok {
@@ -168,7 +170,7 @@ func (c *Cache) readRange(key string, offset, length int64, countMiss bool) ([]b
 			c.mu.misses++
 		}
 		c.mu.Unlock()
-		return nil, false
+		return dst, false
 	}
 	entry := el.Value.(*cacheEntry)
 	if length < 0 {
@@ -176,25 +178,26 @@ func (c *Cache) readRange(key string, offset, length int64, countMiss bool) ([]b
 	}
 	if offset+length > entry.size {
 		c.mu.Unlock()
-		return nil, false
+		return dst, false
 	}
 	c.mu.lru.MoveToFront(el)
 	c.mu.Unlock()
 	f, err := c.fs.Open(entry.path)
 	if err != nil {
 		c.drop(key, entry)
-		return nil, false
+		return dst, false
 	}
 	defer f.Close()
-	b := make([]byte, length)
-	if n, err := f.ReadAt(b, offset); int64(n) != length || (err != nil && err != io.EOF) {
+	start := len(dst)
+	dst = slices.Grow(dst, int(length))[:start+int(length)]
+	if n, err := f.ReadAt(dst[start:], offset); int64(n) != length || (err != nil && err != io.EOF) {
 		c.drop(key, entry)
-		return nil, false
+		return dst[:start], false
 	}
 	c.mu.Lock()
 	c.mu.hits++
 	c.mu.Unlock()
-	return b, true
+	return dst, true
 }
 
 // drop forgets an entry whose file is unreadable (removed under the cache,

@@ -351,7 +351,9 @@ func (r *Reader) readBatches(ctx context.Context, seg *SegmentMetadata, req Read
 		}
 		position = lookupPosition(entries, uint32(req.Offset-seg.BaseOffset))
 	}
-	var out []byte
+	// The batches go straight into out, sized for the whole answer so it
+	// is never grown and copied batch by batch.
+	out := make([]byte, 0, max(min(req.MaxBytes, seg.SegmentSizeBytes-position), 0))
 	next := req.Offset
 	chunks := &chunkCursor{index: -1}
 	for position < seg.SegmentSizeBytes {
@@ -377,11 +379,9 @@ func (r *Reader) readBatches(ctx context.Context, seg *SegmentMetadata, req Read
 		if int64(len(out))+size > req.MaxBytes && !(len(out) == 0 && req.MinOneBatch) {
 			break
 		}
-		batch, err := r.readRange(ctx, seg, chunks, position, size)
-		if err != nil {
+		if out, err = r.appendRange(ctx, seg, chunks, out, position, size); err != nil {
 			return nil, req.Offset, err
 		}
-		out = append(out, batch...)
 		next = h.LastOffset() + 1
 		position += size
 	}
@@ -400,8 +400,12 @@ type chunkCursor struct {
 // cached chunk (read alone from its file, not the whole chunk), or a chunk
 // fetched from the store and cached.
 func (r *Reader) readRange(ctx context.Context, seg *SegmentMetadata, chunks *chunkCursor, position, length int64) ([]byte, error) {
+	return r.appendRange(ctx, seg, chunks, make([]byte, 0, length), position, length)
+}
+
+// appendRange is readRange appending to out.
+func (r *Reader) appendRange(ctx context.Context, seg *SegmentMetadata, chunks *chunkCursor, out []byte, position, length int64) ([]byte, error) {
 	chunk := r.cfg.ChunkBytes
-	out := make([]byte, 0, length)
 	for length > 0 {
 		index := position / chunk
 		from := position - index*chunk
@@ -410,11 +414,10 @@ func (r *Reader) readRange(ctx context.Context, seg *SegmentMetadata, chunks *ch
 			return nil, fmt.Errorf("%w: read at %d past the end of %s", ErrCorruptMetadata, position, r.cfg.Store.SegmentDir(seg))
 		}
 		n := min(length, chunkLength-from)
+		var cached bool
 		if chunks.index == index {
 			out = append(out, chunks.data[from:from+n]...)
-		} else if b, ok := r.cfg.Cache.ReadRange(r.chunkKey(seg, index), from, n); ok {
-			out = append(out, b...)
-		} else {
+		} else if out, cached = r.cfg.Cache.AppendRange(out, r.chunkKey(seg, index), from, n); !cached {
 			data, err := r.chunk(ctx, seg, index)
 			if err != nil {
 				return nil, err
