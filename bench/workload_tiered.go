@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strconv"
@@ -291,8 +292,15 @@ func scrapeMetrics(ctx context.Context, addr string) (map[string]float64, error)
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("/metrics: HTTP %d", resp.StatusCode)
 	}
+	return parseMetrics(resp.Body)
+}
+
+// parseMetrics reads Prometheus' text format and returns the unlabelled
+// samples by name; lines it does not understand are skipped, and a line
+// longer than 1 MiB is an error.
+func parseMetrics(r io.Reader) (map[string]float64, error) {
 	out := map[string]float64{}
-	scanner := bufio.NewScanner(resp.Body)
+	scanner := bufio.NewScanner(r)
 	scanner.Buffer(make([]byte, 64<<10), 1<<20)
 	for scanner.Scan() {
 		name, value, ok := strings.Cut(scanner.Text(), " ")
