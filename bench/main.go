@@ -44,6 +44,7 @@ type options struct {
 	manyPartitionRate float64
 	shareRecords      int
 	remoteBytes       int64
+	objectStore       string
 	workloadIDs       string
 	targets           []string
 	workDir           string
@@ -64,6 +65,7 @@ func defaultOptions() options {
 		manyPartitionRate: 5,
 		shareRecords:      200000,
 		remoteBytes:       2e9,
+		objectStore:       storeMoto,
 		workloadIDs:       "a,b,c,d,e,f,g,h,i,j,l,m",
 		targets:           []string{roleSamsa, roleKafka, roleKfake},
 		workDir:           os.TempDir(),
@@ -112,6 +114,7 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&o.limitDuration, "limit-duration", o.limitDuration, "length of each machine-limit probe")
 	fs.Float64Var(&consumeGB, "consume-gb", float64(o.consumeBytes)/1e9, "GB (10^9 bytes) written and then consumed in workload d")
 	fs.Float64Var(&remoteGB, "remote-gb", float64(o.remoteBytes)/1e9, "GB (10^9 bytes) written, offloaded and then consumed from the remote tier in workload n")
+	fs.StringVar(&o.objectStore, "object-store", o.objectStore, "S3 server of workload n on loopback: moto or gofakes3")
 	fs.Float64Var(&o.e2eMBps, "e2e-mbps", o.e2eMBps, "produce rate of the end-to-end workload e, MB/s")
 	fs.IntVar(&o.manyPartitions, "partitions", o.manyPartitions, "partitions of workload f")
 	fs.Float64Var(&o.manyPartitionRate, "partition-rate", o.manyPartitionRate, "records/s per partition in workload f")
@@ -132,6 +135,7 @@ func parseFlags(args []string) (options, error) {
 	if *smoke {
 		s := smokeOptions()
 		s.workloadIDs, s.workDir, s.profileDir, s.resultsDir, s.verbose = o.workloadIDs, o.workDir, o.profileDir, o.resultsDir, o.verbose
+		s.objectStore = o.objectStore
 		o = s
 	} else {
 		o.consumeBytes = int64(consumeGB * 1e9)
@@ -160,6 +164,8 @@ func (o *options) validate() error {
 		return errors.New("-share-records must be positive")
 	case len(o.targets) == 0:
 		return errors.New("no -targets")
+	case storeNames[o.objectStore] == "":
+		return fmt.Errorf("unknown -object-store %q: want moto or gofakes3", o.objectStore)
 	}
 	for _, t := range o.targets {
 		if targetNames[t] == "" {
@@ -277,7 +283,7 @@ func runOnce(ctx context.Context, o *options, w workload, target string, log io.
 	if target == roleSamsa && w.objectStore {
 		var tieredOverrides []string
 		var err error
-		if tiered, tieredOverrides, err = startTiered(ctx); err != nil {
+		if tiered, tieredOverrides, err = startTiered(ctx, o); err != nil {
 			return nil, err
 		}
 		defer tiered.stop()

@@ -22,7 +22,8 @@ import (
 // Remote read (n): the data set of -remote-gb is written to a topic with
 // remote.storage.enable=true and read back with raw fetches from local
 // segments (the reference); then local.retention.ms=1 makes the node roll,
-// copy to the bucket (moto_server on loopback) and delete locally every
+// copy to the bucket (-object-store: moto_server or gofakes3 on loopback)
+// and delete locally every
 // segment, and the same records are read again, all of them from the
 // remote tier, through the remote reader pool and its disk cache. The read
 // amplification is what the node fetched from the store
@@ -53,8 +54,8 @@ type tieredSetup struct {
 
 // startTiered starts the object store and returns the broker overrides
 // that point a node at it.
-func startTiered(ctx context.Context) (*tieredSetup, []string, error) {
-	store, err := startObjectStore(ctx)
+func startTiered(ctx context.Context, o *options) (*tieredSetup, []string, error) {
+	store, err := startObjectStore(ctx, o.objectStore, o.workDir)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -77,10 +78,13 @@ func startTiered(ctx context.Context) (*tieredSetup, []string, error) {
 
 func (s *tieredSetup) stop() { s.store.stop() }
 
+// storeNames are the object stores -object-store takes, as titles name them.
+var storeNames = map[string]string{storeMoto: "moto_server", storeGofakes3: "gofakes3"}
+
 func tieredWorkloads(o *options) []workload {
 	return []workload{{
-		id: "n", title: fmt.Sprintf("consume %s from the remote tier (moto_server on loopback, %d MiB segments) beside the same read from local segments (1 KiB records, %d partitions, raw fetches)",
-			formatBytes(o.remoteBytes), tieredSegmentBytes>>20, tieredPartitions),
+		id: "n", title: fmt.Sprintf("consume %s from the remote tier (%s on loopback, %d MiB segments) beside the same read from local segments (1 KiB records, %d partitions, raw fetches)",
+			formatBytes(o.remoteBytes), storeNames[o.objectStore], tieredSegmentBytes>>20, tieredPartitions),
 		metrics: []metric{
 			{key: "local_mbps", label: "consume from local segments (MB/s)", limit: limitSendfile, digits: 0},
 			{key: "remote_mbps", label: "consume from the remote tier (MB/s)", digits: 1},
