@@ -100,7 +100,7 @@ func startGofakes3(ctx context.Context, workDir string) (*objectStore, error) {
 	binary := filepath.Join(root, "fakes3")
 	if out, err := exec.CommandContext(ctx, "go", "build", "-o", binary, fakeS3Package).CombinedOutput(); err != nil {
 		os.RemoveAll(root)
-		return nil, fmt.Errorf("build gofakes3 (go build %s): %w\n%s", fakeS3Package, err, out)
+		return nil, fmt.Errorf("build gofakes3 (go build %s, from within the repository): %w\n%s", fakeS3Package, err, out)
 	}
 	s := &objectStore{bucket: objectStoreBucket, root: root}
 	s.cmd = exec.Command(binary, "-root", filepath.Join(root, "data"), "-addr", "127.0.0.1:0")
