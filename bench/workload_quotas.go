@@ -147,7 +147,7 @@ func runNoisyNeighbour(ctx context.Context, env *runEnv) (sample, error) {
 		return nil, err
 	}
 	if err := setProducerQuota(ctx, env.broker.addr, "noisy", noisyQuotaMBps*1e6); err != nil {
-		// kfake has no quotas: the quota phases are left out.
+		// A target without quotas leaves the quota phases out.
 		if env.log != nil {
 			fmt.Fprintf(env.log, "  no quota phase: %v\n", err)
 		}

@@ -27,9 +27,9 @@ import (
 // warms up for noisyWarmUp in each shared phase, as the noisy producers
 // do: a fresh quota bucket first allows a whole span's share at once.
 const (
-	requestFloodClients   = 4
+	requestFloodClients   = 8
 	requestFloodPerClient = 2
-	requestQuotaPercent   = 10
+	requestQuotaPercent   = 2
 	// requestProbeInterval paces the polite client: 200 requests a second,
 	// each timed from when it was due, so a request held up behind a slow
 	// one counts its wait too.
@@ -53,8 +53,9 @@ func requestFloodMetrics() []metric {
 	}
 }
 
-// runRequestFlood adds the request flood's figures to s; without quotas
-// (kfake) the quota phase is left out. check is told each phase's peak RSS.
+// runRequestFlood adds the request flood's figures to s; a target that
+// refuses the quota leaves the quota phase out. check is told each phase's
+// peak RSS and may fail it.
 func runRequestFlood(ctx context.Context, env *runEnv, s sample, check func(phase string, rssMB float64) error) error {
 	probe, err := newRequestProber(ctx, env)
 	if err != nil {
