@@ -2,6 +2,7 @@ package network
 
 import (
 	"bytes"
+	"net"
 	"testing"
 	"time"
 )
@@ -203,4 +204,42 @@ func TestQueuedMaxRequestBytesReadAheadLeavesATenth(t *testing.T) {
 	}
 	other.expectResponse(false, 99, "other")
 	waitFor(t, "the pool to empty", func() bool { return s.Stats().MemoryPoolUsedBytes == 0 })
+}
+
+// TestQueuedMaxRequestBytesOwnPoolPerListener: a listener with a pool of
+// its own (the controller listener) is served while the shared pool is
+// spent by another listener's requests.
+func TestQueuedMaxRequestBytesOwnPoolPerListener(t *testing.T) {
+	handler := newGatedHandler(true)
+	s := startServer(t, Config{
+		QueuedMaxRequestBytes: frameBytes(1000),
+		NumIOThreads:          4,
+		Listeners: []ListenerSpec{
+			{Name: "CLIENTS", Address: "127.0.0.1:0"},
+			{Name: "CONTROLLER", Address: "127.0.0.1:0", OwnMemoryPool: true},
+		},
+	}, handler)
+	dialListener := func(i int) *testClient {
+		conn, err := net.DialTimeout("tcp", s.Addrs()[i].String(), testTimeout)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		return &testClient{t: t, conn: conn.(*net.TCPConn)}
+	}
+	holder, waiter, controller := dialListener(0), dialListener(0), dialListener(1)
+	holder.send(3, 1, 1, make([]byte, 1000))
+	handler.next(t)
+	waiter.send(3, 1, 2, []byte("waits"))
+	waitFor(t, "the second client to wait", func() bool { return s.Stats().ReadersWaitingMemory == 1 })
+	controller.send(3, 1, 3, []byte("controller"))
+	if req := handler.next(t); req.CorrelationID != 3 {
+		t.Fatalf("request %d handled, want the controller listener's", req.CorrelationID)
+	}
+	for range 3 {
+		handler.release <- struct{}{}
+	}
+	holder.expectResponse(false, 1, string(make([]byte, 1000)))
+	waiter.expectResponse(false, 2, "waits")
+	controller.expectResponse(false, 3, "controller")
 }
