@@ -15,11 +15,11 @@ import (
 // noisySteadyMBps while a noisy tenant, four producers, produces as fast as
 // it can. The steady tenant's ack latency p99 is measured alone, beside
 // the noisy tenant unthrottled, and beside it under a producer_byte_rate
-// of noisyQuotaMBps, in one run on one broker; the broker's peak RSS is
-// read in both shared phases. In each shared phase the noisy tenant runs
-// for noisyWarmUp first: a fresh quota bucket lets a client take a whole
-// quota span's allowance (quota.window.num - 1 windows) at once, as in
-// Kafka, and the figure wanted is the quota's steady state. The request
+// of noisyQuotaMBps, in one run on one broker. In each shared phase the
+// noisy tenant runs for noisyWarmUp first: a fresh quota bucket lets a
+// client take a whole quota span's allowance (quota.window.num - 1
+// windows) at once, as in Kafka, and the figure wanted is the quota's
+// steady state. The request
 // flood (workload_request_quota.go) follows in the same run.
 //
 // The broker's peak RSS is reported for every phase, and on Samsa, which
