@@ -281,7 +281,9 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 	if controllerListener != nil {
 		followDynamicConfig(controllerListener.tls, cfg.ControllerListenerNames[0], n.broker.Config)
 		// Its TLS handshake, if any, was done by the controller listener.
-		listeners = append(listeners, network.ListenerSpec{Name: cfg.ControllerListenerNames[0], Address: controllerListener.inner.Addr().String(), Listener: controllerListener.kafka, OpenAtStart: true,
+		// Its requests have a queued.max.request.bytes pool of their own, as
+		// those of Kafka's controller socket server do.
+		listeners = append(listeners, network.ListenerSpec{Name: cfg.ControllerListenerNames[0], Address: controllerListener.inner.Addr().String(), Listener: controllerListener.kafka, OpenAtStart: true, OwnMemoryPool: true,
 			SecurityProtocol: cfg.ListenerSecurityProtocolMap[cfg.ControllerListenerNames[0]], TLSPrincipal: controllerListener.principalFunc(cfg.ListenerSecurityProtocolMap[cfg.ControllerListenerNames[0]])})
 	}
 	if err := attachAuthenticators(cfg, listeners, n.controller.Image); err != nil {
@@ -300,6 +302,7 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 		NumNetworkThreads:        int(cfg.NumNetworkThreads),
 		NumIOThreads:             int(cfg.NumIOThreads),
 		QueuedMaxRequests:        int(cfg.QueuedMaxRequests),
+		QueuedMaxRequestBytes:    cfg.QueuedMaxRequestBytes,
 		SocketRequestMaxBytes:    cfg.SocketRequestMaxBytes,
 		ConnectionsMaxIdleMs:     cfg.ConnectionsMaxIdleMs,
 		MaxConnections:           int(cfg.MaxConnections),
