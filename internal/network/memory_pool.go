@@ -103,7 +103,7 @@ func (p *memoryPool) available() int64 {
 // tryAllocate takes n bytes if any memory is left (Kafka's non-strict
 // mode), or, with ahead, only if more than resumeBytes stay available
 // after it (a frame read ahead; see the top of this file). An unbounded
-// pool always succeeds.
+// pool always succeeds (readers do not ask one; see awaitQueuedBytes).
 func (p *memoryPool) tryAllocate(n int64, ahead bool, now time.Time) bool {
 	if !p.bounded() {
 		p.used.Add(n)
@@ -183,6 +183,11 @@ func (p *memoryPool) depletedTime(now time.Time) time.Duration {
 // read reports it), and false when the connection closed or the server
 // stopped reading meanwhile.
 func (c *connection) awaitQueuedBytes(reader *bufio.Reader, maxBytes int32) (int64, bool) {
+	if !c.memoryPool.bounded() {
+		// Kafka's default of -1: nothing to count on the hot path, as
+		// Kafka's MemoryPool.NONE counts nothing.
+		return 0, true
+	}
 	s := c.server
 	prefix, err := reader.Peek(4)
 	if err != nil {

@@ -116,7 +116,8 @@ type Stats struct {
 
 	// MemoryPoolBytes is queued.max.request.bytes, 0 when unbounded.
 	// MemoryPoolUsedBytes is the bytes of requests read and not yet
-	// handled (Kafka's MemoryPoolUsed), counted bounded or not;
+	// handled (Kafka's MemoryPoolUsed), counted only when bounded (as
+	// Kafka's unbounded pool counts nothing);
 	// MemoryPoolAvailable what is left of the bound (MemoryPoolAvailable;
 	// negative after a request larger than what was left, 0 when
 	// unbounded). MemoryPoolDepleted is the total time readers were
