@@ -8,7 +8,9 @@ package api
 //     KIP-1222) adds ShareAcquireMode and IsRenewAck; acquisition here is
 //     per record and strict either way (MaxRecords is never exceeded).
 //   - Share sessions (share.Sessions, group.share.max.share.sessions): epoch
-//     0 opens one (acknowledgements with it are INVALID_REQUEST), -1
+//     0 opens one (acknowledgements with it are INVALID_REQUEST), replacing
+//     the member's previous one without releasing what it acquired (the
+//     member may still acknowledge it; its locks time out otherwise), -1
 //     applies the acknowledgements, closes it and releases what the member
 //     still holds on its partitions, and fetches nothing; any other epoch
 //     must be the session's next (INVALID_SHARE_SESSION_EPOCH,
@@ -97,14 +99,17 @@ func handleShareFetch(b *Broker, c *call, r kmsg.Request) {
 	readable := b.topicChecker(c, opRead)
 	op := &shareFetchOp{b: b, c: c, req: req, group: group, member: member, results: map[share.TopicPartition]*kmsg.ShareFetchResponseTopicPartition{}}
 	var closed *share.Session
-	code := b.shares().sessions.Use(share.SessionKey{Group: group, Member: member}, req.ShareSessionEpoch, nowMs, func(s *share.Session, replaced *share.Session) {
+	code := b.shares().sessions.Use(share.SessionKey{Group: group, Member: member}, req.ShareSessionEpoch, nowMs, func(s *share.Session) {
 		if req.ShareSessionEpoch == share.FinalEpoch {
 			closed = s
 			return
 		}
-		if replaced != nil {
-			b.releaseShareSession(group, member, replaced)
-		}
+		// A replaced session's acquisitions are not released: the
+		// member still holds them, as in Kafka (ShareSessionCache.remove
+		// on an initial epoch), and may acknowledge them in this session.
+		// Releasing them here handed them out again at once, to this
+		// member or another, and refused the member's ACCEPT of them
+		// already on its way with INVALID_RECORD_STATE.
 		for _, t := range req.Topics {
 			for _, p := range t.Partitions {
 				s.Add(share.TopicPartition{TopicID: t.TopicID, Partition: p.Partition})

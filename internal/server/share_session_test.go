@@ -1,0 +1,68 @@
+package server
+
+import (
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// TestShareSessionReopenKeepsAcquisitions: a member opening a new share
+// session (epoch 0) keeps what its previous session acquired, as Kafka's
+// share session cache drops the old session without releasing anything:
+// the records are not delivered again, neither to the member in its new
+// session nor to another member, and the member's ACCEPT of them in the
+// new session is taken. Releasing them at the reopen delivered them again
+// within the same request and had a second member take them, so the first
+// member's ACCEPT was refused with INVALID_RECORD_STATE.
+func TestShareSessionReopenKeepsAcquisitions(t *testing.T) {
+	tn := shareTestNode(t, "group.share.record.lock.duration.ms=30000")
+	const topic = "share-reopen"
+	mustCreateTopic(t, tn.admin(), topic, 1, nil)
+	r := shareRaw{t: t, cl: tn.client(), topicID: tn.node.broker.Image().Topic(topic).ID}
+	eventually(t, 20*time.Second, "the share-partition to start", func() bool {
+		r.fetch("m0", 0)
+		_, ok := tn.node.broker.SharePartitionStartOffset("sg-raw", r.topicID, 0)
+		return ok
+	})
+	produceShareRecords(t, tn, topic, 0, 5)
+
+	first := r.fetch("m1", 0)
+	if first.ErrorCode != 0 || len(first.Topics) != 1 || len(first.Topics[0].Partitions[0].AcquiredRecords) != 1 {
+		t.Fatalf("first session's fetch: %+v", first)
+	}
+	if a := first.Topics[0].Partitions[0].AcquiredRecords[0]; a.FirstOffset != 0 || a.LastOffset != 4 || a.DeliveryCount != 1 {
+		t.Fatalf("first session acquired %+v, want 0-4 delivered once", a)
+	}
+
+	reopened := r.fetch("m1", 0)
+	wantCode(t, "reopening the session", reopened.ErrorCode, nil)
+	for _, tp := range reopened.Topics {
+		for _, p := range tp.Partitions {
+			if len(p.AcquiredRecords) > 0 {
+				t.Fatalf("the reopened session got its own acquired records again: %+v", p.AcquiredRecords)
+			}
+		}
+	}
+	other := r.fetch("m2", 0)
+	for _, tp := range other.Topics {
+		for _, p := range tp.Partitions {
+			if len(p.AcquiredRecords) > 0 {
+				t.Fatalf("another member took records m1 still holds: %+v", p.AcquiredRecords)
+			}
+		}
+	}
+	if n := tn.node.broker.ShareAcquiredCount("sg-raw", r.topicID, 0); n != 5 {
+		t.Fatalf("%d records acquired after the reopen, want m1's 5", n)
+	}
+
+	accepted := r.ack("m1", 1, 0, 4, 1)
+	wantCode(t, "ACCEPT in the new session", accepted.ErrorCode, nil)
+	if accepted.ErrorCode == 0 {
+		wantCode(t, "ACCEPT of the first session's records", accepted.Topics[0].Partitions[0].ErrorCode, nil)
+	}
+	if start, _ := tn.node.broker.SharePartitionStartOffset("sg-raw", r.topicID, 0); start != 5 {
+		t.Fatalf("start offset %d after accepting 0-4, want 5", start)
+	}
+	wantCode(t, "ACCEPT again", r.ack("m1", 2, 0, 0, 1).Topics[0].Partitions[0].ErrorCode, kerr.InvalidRecordState)
+}
