@@ -107,9 +107,12 @@ func handleShareFetch(b *Broker, c *call, r kmsg.Request) {
 		// A replaced session's acquisitions are not released: the
 		// member still holds them, as in Kafka (ShareSessionCache.remove
 		// on an initial epoch), and may acknowledge them in this session.
-		// Releasing them here handed them out again at once, to this
-		// member or another, and refused the member's ACCEPT of them
-		// already on its way with INVALID_RECORD_STATE.
+		// Releasing them here raced with a request of the old session
+		// still being served (a ShareFetch the client gave up on): this
+		// request acquired the released records again for the same
+		// member, the old request's ACCEPT then acknowledged them, and the
+		// member's ACCEPT of the redelivery was refused with
+		// INVALID_RECORD_STATE.
 		for _, t := range req.Topics {
 			for _, p := range t.Partitions {
 				s.Add(share.TopicPartition{TopicID: t.TopicID, Partition: p.Partition})

@@ -11,10 +11,12 @@ import (
 // session (epoch 0) keeps what its previous session acquired, as Kafka's
 // share session cache drops the old session without releasing anything:
 // the records are not delivered again, neither to the member in its new
-// session nor to another member, and the member's ACCEPT of them in the
-// new session is taken. Releasing them at the reopen delivered them again
-// within the same request and had a second member take them, so the first
-// member's ACCEPT was refused with INVALID_RECORD_STATE.
+// session nor to another member, and the member's ACCEPT of them (here in
+// the new session; in the bench, that of an old-session request still
+// being served) is taken. Releasing them at the reopen delivered them
+// again in the reopening request itself, with delivery count 2; the old
+// request's ACCEPT then acknowledged them and the member's ACCEPT of the
+// redelivery was refused with INVALID_RECORD_STATE, the last step below.
 func TestShareSessionReopenKeepsAcquisitions(t *testing.T) {
 	tn := shareTestNode(t, "group.share.record.lock.duration.ms=30000")
 	const topic = "share-reopen"
