@@ -33,7 +33,12 @@ package api
 //     group.share.record.lock.duration.ms.
 //   - With nothing acquired and MaxWaitMillis > 0 the request is parked
 //     until an append to one of its partitions, a lock timing out on one,
-//     or the deadline.
+//     or the deadline. A share-partition whose state cannot be loaded yet
+//     (COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE,
+//     NOT_COORDINATOR: __share_group_state still loading on a fresh node)
+//     parks the request too and is read again every 100 ms; the error is
+//     answered only at the deadline, as Kafka's fetch waits for its
+//     persister's retries.
 //   - Partitions this node does not lead answer NOT_LEADER_OR_FOLLOWER
 //     with the current leader and its endpoint.
 //   - GROUP READ on the group (top-level GROUP_AUTHORIZATION_FAILED),
@@ -51,6 +56,10 @@ import (
 )
 
 func init() { register(78, 1, 2, handleShareFetch) }
+
+// shareLoadRecheckMs is how soon a parked ShareFetch reads again a
+// share-partition whose share coordinator could not load it yet.
+const shareLoadRecheckMs = 100
 
 // shareFetchDefaultMaxRecords bounds a request that names no MaxRecords
 // (Kafka's max.poll.records default).
@@ -183,6 +192,13 @@ type shareFetchOp struct {
 	mu      sync.Mutex // serializes reads of a parked op
 	done    atomic.Bool
 	pending atomic.Int64
+	// loading is set by a read that found a share-partition it could not
+	// load yet (its share coordinator still loading or moving); the
+	// parked op reads again shortly instead of answering the error.
+	loading atomic.Bool
+	// final is set for the read at the deadline, which answers such
+	// errors.
+	final   atomic.Bool
 	parking struct {
 		sync.Mutex
 		timer   *time.Timer
@@ -234,6 +250,7 @@ func (op *shareFetchOp) read() bool {
 		remainingBytes = b.Config().MessageMaxBytes * 50
 	}
 	answerNow := false
+	op.loading.Store(false)
 	for _, tp := range op.fetching {
 		if op.skipped[tp] || maxRecords <= 0 {
 			continue
@@ -258,6 +275,12 @@ func (op *shareFetchOp) read() bool {
 			continue
 		}
 		got := b.acquireShareRecords(op.group, op.member, target, partitionMaxBytes, maxRecords, nowMs)
+		if got.code != 0 && share.RetriableStateError(got.code) && op.req.MaxWaitMillis > 0 && !op.final.Load() && !b.closing.Load() {
+			// Kafka's fetch waits while its persister retries; here the
+			// parked op reads again (shareLoadRecheckMs).
+			op.loading.Store(true)
+			continue
+		}
 		if got.code != 0 {
 			op.result(tp).ErrorCode = got.code
 			answerNow = true
@@ -384,6 +407,9 @@ func (op *shareFetchOp) recheck() {
 			op.respond()
 			return
 		}
+		if op.loading.Load() {
+			time.AfterFunc(shareLoadRecheckMs*time.Millisecond, op.trigger)
+		}
 		if op.pending.CompareAndSwap(seen, 0) {
 			return
 		}
@@ -395,6 +421,7 @@ func (op *shareFetchOp) expire() {
 	if op.done.Load() {
 		return
 	}
+	op.final.Store(true)
 	op.read()
 	op.respond()
 }

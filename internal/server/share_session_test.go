@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // TestShareSessionReopenKeepsAcquisitions: a member opening a new share
@@ -67,4 +68,38 @@ func TestShareSessionReopenKeepsAcquisitions(t *testing.T) {
 		t.Fatalf("start offset %d after accepting 0-4, want 5", start)
 	}
 	wantCode(t, "ACCEPT again", r.ack("m1", 2, 0, 0, 1).Topics[0].Partitions[0].ErrorCode, kerr.InvalidRecordState)
+}
+
+// TestShareFetchWaitsForStateLoad: a ShareFetch that is a fresh node's
+// first share request waits, within its MaxWaitMillis, for
+// __share_group_state to be created and loaded, as Kafka's fetch waits
+// for its persister, and then acquires the records: it used to answer
+// COORDINATOR_LOAD_IN_PROGRESS (or NOT_COORDINATOR) at once.
+func TestShareFetchWaitsForStateLoad(t *testing.T) {
+	tn := shareTestNode(t)
+	const topic, group = "share-cold-fetch", "sg-cold-fetch"
+	mustCreateTopic(t, tn.admin(), topic, 1, nil)
+	ctx := testContext(t)
+	cl := tn.client()
+	wantCode(t, "share.auto.offset.reset=earliest", alterGroupConfigs(ctx, t, cl, group, "share.auto.offset.reset", "earliest"), nil)
+	produceShareRecords(t, tn, topic, 0, 5)
+
+	req := kmsg.NewPtrShareFetchRequest()
+	req.GroupID, req.MemberID, req.ShareSessionEpoch = kmsg.StringPtr(group), kmsg.StringPtr("m1"), 0
+	req.MaxBytes, req.MaxRecords, req.MaxWaitMillis = 1<<20, 100, 30000
+	p := kmsg.NewShareFetchRequestTopicPartition()
+	p.Partition, p.PartitionMaxBytes = 0, 1<<20
+	req.Topics = []kmsg.ShareFetchRequestTopic{{TopicID: tn.node.broker.Image().Topic(topic).ID, Partitions: []kmsg.ShareFetchRequestTopicPartition{p}}}
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.ErrorCode != 0 || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+		t.Fatalf("first share fetch of a fresh node: %+v", resp)
+	}
+	got := resp.Topics[0].Partitions[0]
+	wantCode(t, "first share fetch of a fresh node", got.ErrorCode, nil)
+	if len(got.AcquiredRecords) != 1 || got.AcquiredRecords[0].FirstOffset != 0 || got.AcquiredRecords[0].LastOffset != 4 {
+		t.Fatalf("acquired %+v, want 0-4", got.AcquiredRecords)
+	}
 }
