@@ -137,6 +137,14 @@ func TestTieredRestoreClusterFromBucket(t *testing.T) {
 			remoteEnds[topic.name] = append(remoteEnds[topic.name], view.EndOffset())
 		}
 	}
+	bucketEpochs := map[string][]int32{}
+	found, err := store.TopicsToRestore(ctx)
+	if err != nil || len(found) != len(topics) {
+		t.Fatalf("topics to restore: %d, %v", len(found), err)
+	}
+	for _, rt := range found {
+		bucketEpochs[rt.Manifest.Name] = rt.MaxLeaderEpochs
+	}
 	for _, node := range c.Nodes {
 		if err := os.RemoveAll(filepath.Join(node.Dir, "data")); err != nil {
 			t.Fatal(err)
@@ -168,6 +176,11 @@ func TestTieredRestoreClusterFromBucket(t *testing.T) {
 			for _, p := range d.Partitions {
 				if len(p.Replicas) != int(topic.factor) || p.Leader < 0 {
 					return fmt.Errorf("%s-%d: replicas %v, leader %d", topic.name, p.Partition, p.Replicas, p.Leader)
+				}
+				// Above the bucket's epochs, so fencing keeps the old
+				// segments.
+				if p.LeaderEpoch <= bucketEpochs[topic.name][p.Partition] {
+					return fmt.Errorf("%s-%d: leader epoch %d, the bucket's highest is %d", topic.name, p.Partition, p.LeaderEpoch, bucketEpochs[topic.name][p.Partition])
 				}
 			}
 		}
@@ -229,6 +242,18 @@ func TestTieredRestoreClusterFromBucket(t *testing.T) {
 		})
 	}
 	kcatConsumeRestored(t, c, topics, remoteEnds)
+	// The restored leaders serve the old uploads and delete none of them.
+	for _, topic := range topics {
+		for i, part := range partitionsOf(topic) {
+			uploads, err := store.ListUploads(ctx, part)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if view := tier.BuildView(uploads, nil); view.EndOffset() != remoteEnds[topic.name][i] || view.StartOffset() != 0 {
+				t.Fatalf("%s-%d after restore: remote [%d, %d], was [0, %d]", topic.name, i, view.StartOffset(), view.EndOffset(), remoteEnds[topic.name][i])
+			}
+		}
+	}
 }
 
 // kcatConsumeRestored reads every restored partition from the beginning to

@@ -103,6 +103,13 @@ func TestTieredRestoreFromBucket(t *testing.T) {
 			kcatConsumeTiered(t, restored, "restored", int(remoteEnd+1))
 			produceNumbered(t, restored, "restored", int(remoteEnd+1), 5, 100)
 			consumeTiered(t, restored, "restored", int(remoteEnd+6))
+			// A restart with the key still on restores nothing twice: the
+			// topic and its log are there.
+			restored.restart()
+			if topics, err := restored.admin().ListTopics(ctx); err != nil || len(topics) != 1 || topics["restored"].ID != topicID {
+				t.Fatalf("topics after a restart: %v %v", topics.Names(), err)
+			}
+			consumeTiered(t, restored, "restored", int(remoteEnd+6))
 			// The restored leader serves the old uploads: none is deleted.
 			waitFor(t, 30*time.Second, "the restored leader's manifest", func() bool {
 				manifest, ok, err := store.ReadPartitionManifest(ctx, part)
