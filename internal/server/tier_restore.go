@@ -71,7 +71,10 @@ func (n *Node) runRestore(ctx context.Context, store *tier.Store, logger *slog.L
 		case <-ticker.C:
 		}
 		if !read {
-			found, err := store.TopicsToRestore(ctx)
+			found, skipped, err := store.TopicsToRestore(ctx)
+			for _, bad := range skipped {
+				logger.Error("a topic manifest in the bucket does not decode; that topic is not restored", "err", bad)
+			}
 			if err != nil {
 				if ctx.Err() == nil {
 					logger.Warn("reading the cluster manifest from the bucket failed; retrying next interval", "err", err)

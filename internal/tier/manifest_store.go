@@ -171,8 +171,14 @@ func (s *Store) DeleteTopicManifest(ctx context.Context, topicID [16]byte) error
 const maxRestoreTopics = 100_000
 
 // TopicManifests returns the newest manifest of every topic in the bucket,
-// in topic-id order.
+// in topic-id order; a manifest that does not decode is an error.
 func (s *Store) TopicManifests(ctx context.Context) ([]TopicManifest, error) {
+	return s.topicManifests(ctx, nil)
+}
+
+// topicManifests is TopicManifests; with skip set, a manifest that does
+// not decode is passed to it and left out instead of failing the call.
+func (s *Store) topicManifests(ctx context.Context, skip func(error)) ([]TopicManifest, error) {
 	root := s.clusterTopicsPrefix()
 	var dirs []string
 	err := s.bucket.List(ctx, root, func(o blob.ObjectInfo) error {
@@ -202,11 +208,16 @@ func (s *Store) TopicManifests(ctx context.Context) ([]TopicManifest, error) {
 			continue
 		}
 		m, err := DecodeTopicManifest(body)
-		if err != nil {
-			return nil, fmt.Errorf("tier: %s: %w", prefix, err)
+		if err == nil && hex.EncodeToString(m.TopicID[:]) != id {
+			err = fmt.Errorf("%w: manifest of topic %x", ErrCorruptManifest, m.TopicID)
 		}
-		if hex.EncodeToString(m.TopicID[:]) != id {
-			return nil, fmt.Errorf("%w: manifest of topic %x under %s", ErrCorruptManifest, m.TopicID, prefix)
+		if err != nil {
+			err = fmt.Errorf("tier: %s: %w", prefix, err)
+			if skip == nil {
+				return nil, err
+			}
+			skip(err)
+			continue
 		}
 		out = append(out, m)
 	}

@@ -2,6 +2,7 @@ package tier
 
 import (
 	"context"
+	"errors"
 	"fmt"
 )
 
@@ -32,11 +33,13 @@ type RestoreTopic struct {
 
 // TopicsToRestore reads every topic manifest of the bucket and the highest
 // leader epoch of each of their partitions, from the partition manifests
-// and the uploads' own metadata (the manifest may lag an upload).
-func (s *Store) TopicsToRestore(ctx context.Context) ([]RestoreTopic, error) {
-	manifests, err := s.TopicManifests(ctx)
+// and the uploads' own metadata (the manifest may lag an upload). A topic
+// manifest that does not decode is left out and returned in skipped, so
+// one damaged object does not keep every other topic from coming back.
+func (s *Store) TopicsToRestore(ctx context.Context) (topics []RestoreTopic, skipped []error, err error) {
+	manifests, err := s.topicManifests(ctx, func(err error) { skipped = append(skipped, err) })
 	if err != nil {
-		return nil, err
+		return nil, skipped, err
 	}
 	out := make([]RestoreTopic, 0, len(manifests))
 	for _, tm := range manifests {
@@ -44,20 +47,20 @@ func (s *Store) TopicsToRestore(ctx context.Context) ([]RestoreTopic, error) {
 		for i := range rt.MaxLeaderEpochs {
 			top, err := s.maxLeaderEpoch(ctx, Partition{TopicID: tm.TopicID, Partition: int32(i)})
 			if err != nil {
-				return nil, err
+				return nil, skipped, err
 			}
 			rt.MaxLeaderEpochs[i] = top
 		}
 		out = append(out, rt)
 	}
-	return out, nil
+	return out, skipped, nil
 }
 
 // maxLeaderEpoch is the highest leader epoch any manifest or upload of p
 // names, -1 for none.
 func (s *Store) maxLeaderEpoch(ctx context.Context, p Partition) (int32, error) {
 	top := int32(-1)
-	manifest, ok, err := s.ReadPartitionManifest(ctx, p)
+	manifest, ok, err := s.readPartitionManifestLenient(ctx, p)
 	if err != nil {
 		return 0, err
 	}
@@ -127,7 +130,7 @@ func (s *Store) RestorePoint(ctx context.Context, p Partition) (RestoredLog, boo
 	if restored.MaxLeaderEpoch, err = s.maxLeaderEpoch(ctx, p); err != nil {
 		return RestoredLog{}, false, err
 	}
-	manifest, ok, err := s.ReadPartitionManifest(ctx, p)
+	manifest, ok, err := s.readPartitionManifestLenient(ctx, p)
 	if err != nil {
 		return RestoredLog{}, false, err
 	}
@@ -141,4 +144,17 @@ func (s *Store) RestorePoint(ctx context.Context, p Partition) (RestoredLog, boo
 		}
 	}
 	return restored, true, nil
+}
+
+// readPartitionManifestLenient is ReadPartitionManifest for a restore: a
+// manifest that does not decode counts as none, since the uploads' own
+// metadata is the truth the manifest summarises; only the log start
+// offset a DeleteRecords set inside the remote tier is then lost, and the
+// log starts at the first remote segment.
+func (s *Store) readPartitionManifestLenient(ctx context.Context, p Partition) (PartitionManifest, bool, error) {
+	m, ok, err := s.ReadPartitionManifest(ctx, p)
+	if errors.Is(err, ErrCorruptManifest) {
+		return PartitionManifest{}, false, nil
+	}
+	return m, ok, err
 }

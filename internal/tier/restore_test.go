@@ -79,8 +79,8 @@ func TestRestoreFromManifests(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			topics, err := store.TopicsToRestore(ctx)
-			if err != nil || len(topics) != 1 || topics[0].Manifest.Name != "tiered" {
+			topics, skipped, err := store.TopicsToRestore(ctx)
+			if err != nil || len(skipped) != 0 || len(topics) != 1 || topics[0].Manifest.Name != "tiered" {
 				t.Fatalf("topics to restore: %+v %v", topics, err)
 			}
 			if epochs := topics[0].MaxLeaderEpochs; len(epochs) != 4 || epochs[0] != -1 || epochs[3] != 2 {
@@ -95,6 +95,31 @@ func TestRestoreFromManifests(t *testing.T) {
 			}
 			if n := len(point.LeaderEpochs); n == 0 || point.LeaderEpochs[n-1] != (EpochEntry{Epoch: 2, StartOffset: 60}) {
 				t.Fatalf("restored lineage %v", point.LeaderEpochs)
+			}
+
+			// A damaged object in the bucket keeps back only what it
+			// describes: a topic manifest that does not decode is skipped
+			// and reported, a partition manifest that does not decode is
+			// ignored (the uploads are the truth).
+			damaged := [16]byte{0xdd}
+			if err := bucket.Put(ctx, manifestKey(store.TopicManifestPrefix(damaged), 0, 0), []byte("STMF not a manifest")); err != nil {
+				t.Fatal(err)
+			}
+			if topics, skipped, err := store.TopicsToRestore(ctx); err != nil || len(skipped) != 1 || len(topics) != 1 {
+				t.Fatalf("with a damaged topic manifest: %d topics, skipped %v, %v", len(topics), skipped, err)
+			}
+			if err := store.DeleteTopicManifest(ctx, damaged); err != nil {
+				t.Fatal(err)
+			}
+			damagedKey := manifestKey(store.PartitionManifestPrefix(testPartition), 9, 0)
+			if err := bucket.Put(ctx, damagedKey, []byte("SPMF not a manifest")); err != nil {
+				t.Fatal(err)
+			}
+			if lenient, ok, err := store.RestorePoint(ctx, testPartition); err != nil || !ok || lenient.LocalLogStartOffset != 80 || lenient.LogStartOffset != 20 {
+				t.Fatalf("restore point with a damaged partition manifest: %+v %v %v", lenient, ok, err)
+			}
+			if err := bucket.Delete(ctx, damagedKey); err != nil {
+				t.Fatal(err)
 			}
 
 			restored := newTieredLog(t)
