@@ -34,12 +34,25 @@ type restoredTopic struct {
 // both topics come back under their old ids with their partition counts,
 // replication factors and configs, and franz-go and kcat read every record
 // the bucket holds, each at its old offset with its old key.
-func TestTieredRestoreClusterFromBucket(t *testing.T) {
+func TestTieredRestoreClusterFromBucket(t *testing.T) { testRestoreCluster(t, false) }
+
+// TestTieredRestoreDedicatedClusterFromBucket is the same with a
+// controller-only node and three broker-only nodes: the controller reads
+// the cluster manifest, the brokers seed their logs.
+func TestTieredRestoreDedicatedClusterFromBucket(t *testing.T) { testRestoreCluster(t, true) }
+
+func testRestoreCluster(t *testing.T, dedicated bool) {
 	moto := blobtest.StartMoto(t)
 	url := moto.CreateBucket("restore")
 	tiered := []string{"remote.log.storage.system.enable=true", "rsm.config.bucket.url=" + url,
 		"remote.log.manager.task.interval.ms=200", "log.retention.check.interval.ms=200"}
-	c := StartCluster(t, 3, tiered...)
+	var c *Cluster
+	if dedicated {
+		c = StartDedicatedCluster(t, 1, 3, tiered...)
+	} else {
+		c = StartCluster(t, 3, tiered...)
+	}
+	every := append(append([]*Node(nil), c.Nodes...), c.Controllers...)
 	ctx := context.Background()
 	topics := []restoredTopic{
 		{name: "orders", partitions: 3, factor: 3, configs: map[string]string{"retention.ms": "864000000"}},
@@ -122,7 +135,7 @@ func TestTieredRestoreClusterFromBucket(t *testing.T) {
 		return nil
 	})
 
-	for _, node := range c.Nodes {
+	for _, node := range every {
 		node.Stop()
 	}
 	// What the bucket holds is what a restore brings back.
@@ -145,11 +158,14 @@ func TestTieredRestoreClusterFromBucket(t *testing.T) {
 	for _, rt := range found {
 		bucketEpochs[rt.Manifest.Name] = rt.MaxLeaderEpochs
 	}
-	for _, node := range c.Nodes {
+	for _, node := range every {
 		if err := os.RemoveAll(filepath.Join(node.Dir, "data")); err != nil {
 			t.Fatal(err)
 		}
 		node.overrides = append(node.overrides, "samsa.tiered.restore.enable=true")
+	}
+	if len(c.Controllers) > 0 {
+		startTogether(c.Controllers)
 	}
 	startTogether(c.Nodes)
 	c.waitForBrokers(t, 3)
