@@ -355,6 +355,13 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	n.cancel = cancel
+	if err := n.startRestore(ctx); err != nil {
+		cancel()
+		n.network.Shutdown(context.Background())
+		n.stopMetadata()
+		logs.Shutdown()
+		return nil, fmt.Errorf("tiered storage restore: %w", err)
+	}
 	if cfg.IsBroker() {
 		if err := n.startBroker(clusterID); err != nil {
 			cancel()
@@ -432,6 +439,7 @@ func (n *Node) startBroker(clusterID string) error {
 	n.setupReplication()
 	elections := &coordinatorElections{nodeID: n.cfg.NodeID, groups: n.groups}
 	n.controller.Subscribe(func(old, next *metadata.Image) {
+		n.restoreLogs(next)
 		if err := n.partitions.Reconcile(old, next); err != nil {
 			n.logger.Error("apply metadata", "err", err)
 		}
