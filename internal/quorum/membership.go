@@ -107,15 +107,15 @@ func (q *Quorum) AddVoter(ctx context.Context, m Member) error {
 	return err
 }
 
-// RemoveVoter removes voter (or learner) id; a non-zero directoryID must
-// match the member's.
+// RemoveVoter removes voter (or learner) id, whose directory id must be
+// directoryID (zero for the voters of controller.quorum.voters).
 func (q *Quorum) RemoveVoter(ctx context.Context, id int32, directoryID [16]byte) error {
 	_, err := q.change(ctx, memberChange{kind: changeRemove, member: Member{ID: id, DirectoryID: directoryID}})
 	return err
 }
 
-// UpdateVoter replaces the endpoints of voter m.ID (whose directory id,
-// when both are known, must match).
+// UpdateVoter replaces the endpoints of voter m.ID, whose directory id must
+// be m.DirectoryID.
 func (q *Quorum) UpdateVoter(ctx context.Context, m Member) error {
 	if len(m.Endpoints) == 0 {
 		return fmt.Errorf("%w: voter %d needs an endpoint", ErrInvalidChange, m.ID)
@@ -238,7 +238,9 @@ const noChange raftpb.ConfChangeType = -1
 func (q *Quorum) nextVoterSet(latest VoterSet, ch *memberChange, bs raft.BasicStatus) (next VoterSet, typ raftpb.ConfChangeType, target int32, err error) {
 	m := ch.member
 	current, present := latest.Member(m.ID)
-	dirMatches := !present || current.DirectoryID == [16]byte{} || m.DirectoryID == [16]byte{} || current.DirectoryID == m.DirectoryID
+	// Kafka matches a voter by id and directory id; the voters of
+	// controller.quorum.voters have none (zero).
+	dirMatches := present && current.DirectoryID == m.DirectoryID
 	switch ch.kind {
 	case changeAddLearner:
 		if q.storage.base.KRaftVersion < 1 {
@@ -281,9 +283,6 @@ func (q *Quorum) nextVoterSet(latest VoterSet, ch *memberChange, bs raft.BasicSt
 	case changeUpdate:
 		if !present || current.Learner || !dirMatches {
 			return next, 0, 0, fmt.Errorf("%w: node %d with directory id %x is not a voter of %v", ErrVoterNotFound, m.ID, m.DirectoryID, latest.Voters())
-		}
-		if m.DirectoryID == [16]byte{} {
-			m.DirectoryID = current.DirectoryID
 		}
 		return latest.with(m), raftpb.ConfChangeUpdateNode, m.ID, nil
 	case changeKRaftVersion:

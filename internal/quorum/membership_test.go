@@ -156,7 +156,11 @@ func TestMembershipGrowShrinkAndRestart(t *testing.T) {
 	}
 	for _, id := range remove {
 		c.retryChange(fmt.Sprintf("remove voter %d", id), func(ctx context.Context, n *testNode) error {
-			err := n.q.RemoveVoter(ctx, id, [16]byte{})
+			dir := [16]byte{}
+			if id > 3 {
+				dir = c.member(int(id - 1)).DirectoryID
+			}
+			err := n.q.RemoveVoter(ctx, id, dir)
 			if errors.Is(err, ErrVoterNotFound) {
 				return nil // removed by an attempt whose answer was lost
 			}
