@@ -67,29 +67,7 @@ func TestDynamicQuorumGrowShrinkUnderWritesWithLeaderKill(t *testing.T) {
 		return req
 	})
 
-	bootstrap := ""
-	for i, n := range c.Nodes {
-		if i > 0 {
-			bootstrap += ","
-		}
-		bootstrap += fmt.Sprintf("127.0.0.1:%d", n.ControllerPort)
-	}
-	joiners := map[int32]*Node{}
-	for _, id := range []int32{4, 5} {
-		node := &Node{t: t, Dir: t.TempDir(), Port: FreePort(t)}
-		node.overrides = []string{
-			"node.id=" + strconv.Itoa(int(id)),
-			"process.roles=controller",
-			fmt.Sprintf("listeners=CONTROLLER://127.0.0.1:%d", node.Port),
-			"listener.security.protocol.map=CONTROLLER:PLAINTEXT",
-			"controller.listener.names=CONTROLLER",
-			"controller.quorum.bootstrap.servers=" + bootstrap,
-			"controller.quorum.election.timeout.ms=500",
-		}
-		t.Cleanup(node.Stop)
-		node.Start()
-		joiners[id] = node
-	}
+	joiners := map[int32]*Node{4: StartJoiningController(t, c, 4), 5: StartJoiningController(t, c, 5)}
 
 	addVoter := func(id int32) {
 		retryVoterRequest(t, cl, fmt.Sprintf("add voter %d", id), func() kmsg.Request {
