@@ -102,9 +102,6 @@ type Config struct {
 	// ListenerName is the controller listener's name, recorded as the
 	// endpoint name of the voters of Voters (default CONTROLLER).
 	ListenerName string
-	// DirectoryID is this node's metadata log directory id (KIP-858), zero
-	// when unknown.
-	DirectoryID [16]byte
 	// ListenAddr is this controller's listener, host:port; port 0 picks one
 	// (see Quorum.Addr). Ignored when Listener is set.
 	ListenAddr string

@@ -1,8 +1,11 @@
 package quorum
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
+	"hash/crc32"
 	"fmt"
 	"net"
 	"slices"
@@ -189,4 +192,66 @@ func TestMembershipGrowShrinkAndRestart(t *testing.T) {
 	}
 	c.waitLeader()
 	c.waitVoters(want...)
+}
+
+// A snapshot file of version 0 (voter ids only) is still read: its voters
+// take their endpoints from controller.quorum.voters.
+func TestSnapshotVersion0StillRead(t *testing.T) {
+	var b []byte
+	b = append(b, snapshotMagic...)
+	b = binary.BigEndian.AppendUint16(b, snapshotVersion0)
+	b = binary.BigEndian.AppendUint64(b, 42)
+	b = binary.BigEndian.AppendUint64(b, 3)
+	b = binary.BigEndian.AppendUint32(b, 3)
+	for _, id := range []uint32{1, 2, 3} {
+		b = binary.BigEndian.AppendUint32(b, id)
+	}
+	b = binary.BigEndian.AppendUint64(b, 5)
+	b = append(b, "state"...)
+	b = binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+	snap, err := decodeSnapshot(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := snap.GetMetadata().GetConfState().GetVoters(); !slices.Equal(got, []uint64{1, 2, 3}) || snap.GetMetadata().GetIndex() != 42 {
+		t.Fatalf("version 0 snapshot: voters %v index %d", got, snap.GetMetadata().GetIndex())
+	}
+	voters, data, err := decodeSnapshotPayload(snap.GetData())
+	if err != nil || string(data) != "state" || voters.KRaftVersion != 0 {
+		t.Fatalf("payload: %+v %q %v", voters, data, err)
+	}
+	filled := voters.fillEndpoints(staticVoterSet([]Voter{{1, "a:1"}, {2, "b:2"}, {3, "c:3"}}, DefaultListenerName))
+	if m, _ := filled.Member(2); m.Addr() != "b:2" {
+		t.Fatalf("voter 2 endpoint %q, want b:2 from controller.quorum.voters", m.Addr())
+	}
+	// A version 1 file of the same snapshot round-trips.
+	again, err := decodeSnapshot(encodeSnapshot(snap))
+	if err != nil || !bytes.Equal(again.GetData(), snap.GetData()) {
+		t.Fatalf("version 1 round trip: %v", err)
+	}
+}
+
+// VoterSet transitions: with/without keep ids sorted and unique, and the
+// raft configuration splits voters from learners.
+func TestVoterSetTransitions(t *testing.T) {
+	s := staticVoterSet([]Voter{{3, "c:3"}, {1, "a:1"}}, DefaultListenerName)
+	s = s.with(Member{ID: 2, Learner: true, Endpoints: []Endpoint{{"CONTROLLER", "b", 2}}})
+	if got := s.Voters(); !slices.Equal(got, []uint64{1, 3}) {
+		t.Fatalf("voters %v", got)
+	}
+	if got := s.Learners(); !slices.Equal(got, []uint64{2}) {
+		t.Fatalf("learners %v", got)
+	}
+	promoted := s.with(Member{ID: 2, Endpoints: []Endpoint{{"CONTROLLER", "b", 2}}})
+	if !promoted.IsVoter(2) || s.IsVoter(2) {
+		t.Fatal("with must copy, and promote")
+	}
+	removed := promoted.without(1)
+	if got := removed.confState().GetVoters(); !slices.Equal(got, []uint64{2, 3}) || !promoted.IsVoter(1) {
+		t.Fatalf("without: %v", got)
+	}
+	back, err := decodeVoterSet(appendVoterSet(nil, removed))
+	if err != nil || !slices.Equal(back.Voters(), removed.Voters()) {
+		t.Fatalf("round trip %+v %v", back, err)
+	}
 }
