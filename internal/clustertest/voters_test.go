@@ -107,6 +107,30 @@ func TestDynamicQuorumGrowShrinkUnderWritesWithLeaderKill(t *testing.T) {
 	waitVoters(t, cl, 1, 2, 3, 4, 5)
 	killed.Start()
 
+	// A broker-only node told only of controller 4 (added online) learns
+	// the other voters from DescribeQuorum and registers with the active
+	// controller, whichever it is.
+	broker := &Node{t: t, Dir: t.TempDir(), Port: FreePort(t)}
+	broker.overrides = []string{
+		"node.id=6",
+		"process.roles=broker",
+		"listeners=PLAINTEXT://127.0.0.1:" + strconv.Itoa(broker.Port),
+		"listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+		"controller.listener.names=CONTROLLER",
+		"controller.quorum.bootstrap.servers=127.0.0.1:" + strconv.Itoa(joiners[4].Port),
+		"broker.heartbeat.interval.ms=300",
+		"broker.session.timeout.ms=3000",
+	}
+	t.Cleanup(broker.Stop)
+	broker.Start()
+	WaitFor(t, 60*time.Second, func() error {
+		n, err := brokerCount(broker.Addr())
+		if err == nil && n != 4 {
+			err = fmt.Errorf("broker 6 knows %d brokers, want 4", n)
+		}
+		return err
+	})
+
 	removeVoter(4)
 	killed = killLeaderDuring(t, cl, nodes, func() error { return nil }, func() { removeVoter(5) })
 	killed.Start()
@@ -139,6 +163,22 @@ func TestDynamicQuorumGrowShrinkUnderWritesWithLeaderKill(t *testing.T) {
 		return nil
 	})
 	waitVoters(t, cl, 1, 2, 3)
+	// The broker follows the shrunk quorum: it sees the last topic.
+	last := want[len(want)-1]
+	WaitFor(t, 30*time.Second, func() error {
+		bcl, err := kgo.NewClient(kgo.SeedBrokers(broker.Addr()))
+		if err != nil {
+			return err
+		}
+		defer bcl.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		topics, err := kadm.NewClient(bcl).ListTopics(ctx)
+		if err == nil && !topics.Has(last) {
+			err = fmt.Errorf("broker 6 does not know topic %s", last)
+		}
+		return err
+	})
 }
 
 // retryVoterRequest sends the request until it succeeds, retrying the

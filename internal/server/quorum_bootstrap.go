@@ -133,9 +133,15 @@ func askBootstrapServer(ctx context.Context, server string, opts []kgo.Opt) (dis
 }
 
 // controllerAddr is controller id's address on the controller listener:
-// from the quorum's voter set on a controller, else from
+// from the quorum's voter set on a controller, from the voters
+// DescribeQuorum named on a broker-only node, else from
 // controller.quorum.voters.
 func (n *Node) controllerAddr(id int32) string {
+	if n.follower != nil {
+		if addr := n.follower.controllerAddr(id); addr != "" {
+			return addr
+		}
+	}
 	if n.quorum != nil {
 		st := n.quorum.Status()
 		for _, v := range append(st.Voters, st.Observers...) {

@@ -138,6 +138,15 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 			clusterID = meta.ClusterID
 		}
 	}
+	if clusterID == "" && !cfg.IsController() && len(cfg.ControllerQuorumVoters) == 0 && len(cfg.ControllerQuorumBootstrapServers) > 0 {
+		// A new broker that finds the controllers through
+		// controller.quorum.bootstrap.servers takes their cluster id.
+		d, err := discoverQuorum(cfg, opts.FS, logging.component("controller"))
+		if err != nil {
+			return nil, err
+		}
+		clusterID = d.clusterID
+	}
 	if clusterID == "" {
 		clusterID = newClusterID()
 	}
