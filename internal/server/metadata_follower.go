@@ -62,7 +62,7 @@ type metadataFollower struct {
 	// lastRefresh is when DescribeQuorum last answered (run goroutine only).
 	lastRefresh time.Time
 	ctrl        *controller.Controller
-	logger *slog.Logger
+	logger      *slog.Logger
 	// securityOpts are the controller listener's client security options.
 	securityOpts []kgo.Opt
 	// requestTimeout is controller.quorum.request.timeout.ms; backoff is
