@@ -144,6 +144,7 @@ func TestDynamicQuorumGrowShrinkUnderWritesWithLeaderKill(t *testing.T) {
 	mu.Lock()
 	want := slices.Clone(acked)
 	mu.Unlock()
+	t.Logf("%d topic creations acknowledged during the changes", len(want))
 	if len(want) < 10 {
 		t.Fatalf("only %d topic creations were acknowledged during the changes", len(want))
 	}
@@ -291,6 +292,7 @@ func killLeaderDuring(t *testing.T, cl *kgo.Client, nodes map[int32]*Node, midwa
 		}
 		return nil
 	})
+	t.Logf("killing the quorum leader mid-change")
 	victim.Kill()
 	<-done
 	return victim
