@@ -578,8 +578,8 @@ func (b *Broker) validateRoles() error {
 		return relation("controller.quorum.voters", fmt.Sprintf(
 			"If process.roles contains just the 'broker' role, the node id %d must not be included in the set of voters controller.quorum.voters=%s",
 			b.NodeID, voters))
-	case !b.IsController() && len(b.ControllerQuorumVoters) == 0:
-		return relation("controller.quorum.voters", "If process.roles contains just the 'broker' role, controller.quorum.voters must name the controllers to follow")
+	case !b.IsController() && len(b.ControllerQuorumVoters) == 0 && len(b.ControllerQuorumBootstrapServers) == 0:
+		return relation("controller.quorum.voters", "If process.roles contains just the 'broker' role, controller.quorum.voters or controller.quorum.bootstrap.servers must name the controllers to follow")
 	}
 	for _, l := range b.Listeners {
 		isControllerListener := contains(b.ControllerListenerNames, l.Name)

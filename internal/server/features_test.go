@@ -42,7 +42,7 @@ func TestUpdateFeatures(t *testing.T) {
 	adm := kadm.NewClient(cl)
 
 	supported, finalized := apiVersionsFeatures(t, tn, 4)
-	wantSupported := map[string][2]int16{"metadata.version": {7, 25}, "group.version": {0, 1}, "streams.version": {0, 1}, "transaction.version": {0, 2}, "kraft.version": {0, 0}}
+	wantSupported := map[string][2]int16{"metadata.version": {7, 25}, "group.version": {0, 1}, "streams.version": {0, 1}, "transaction.version": {0, 2}, "kraft.version": {0, 1}}
 	if !maps.Equal(supported, wantSupported) {
 		t.Fatalf("supported features %v, want %v", supported, wantSupported)
 	}
@@ -61,7 +61,7 @@ func TestUpdateFeatures(t *testing.T) {
 		{{Feature: "metadata.version", MaxVersionLevel: 22, UpgradeType: safe}},
 		{{Feature: "metadata.version", MaxVersionLevel: 22, UpgradeType: unsafe}},
 		{{Feature: "transaction.version", MaxVersionLevel: 3, UpgradeType: upgrade}},
-		{{Feature: "kraft.version", MaxVersionLevel: 1, UpgradeType: upgrade}},
+		{{Feature: "kraft.version", MaxVersionLevel: 2, UpgradeType: upgrade}},
 		{{Feature: "group.version", MaxVersionLevel: 0, UpgradeType: safe}, {Feature: "no.such.feature", MaxVersionLevel: 1, UpgradeType: upgrade}},
 	}
 	for _, updates := range refused {
@@ -161,5 +161,26 @@ func TestUpdateFeatures(t *testing.T) {
 	hbResp, err = hb.RequestWith(ctx, cl)
 	if err != nil || hbResp.ErrorCode != 0 {
 		t.Fatalf("ConsumerGroupHeartbeat with group.version 1: %v code %d %v", err, hbResp.ErrorCode, *hbResp.ErrorMessage)
+	}
+
+	// kraft.version 1 (KIP-853) is the quorum's: it is finalized once the
+	// voter set is in the metadata log, survives a restart, and cannot be
+	// downgraded.
+	res, err = adm.UpdateFeatures(ctx, false, kadm.FeatureUpdate{Feature: "kraft.version", MaxVersionLevel: 1, UpgradeType: upgrade})
+	if err != nil || res.Error() != nil {
+		t.Fatalf("kraft.version upgrade: %v %v", err, res.Error())
+	}
+	tn.restart()
+	cl = tn.client()
+	adm = kadm.NewClient(cl)
+	if _, finalized := apiVersionsFeatures(t, tn, 4); finalized["kraft.version"] != 1 {
+		t.Fatalf("kraft.version after the upgrade and a restart: %v", finalized)
+	}
+	res, err = adm.UpdateFeatures(ctx, false, kadm.FeatureUpdate{Feature: "kraft.version", MaxVersionLevel: 0, UpgradeType: safe})
+	if err == nil {
+		err = res.Error()
+	}
+	if !errors.Is(err, kerr.InvalidUpdateVersion) {
+		t.Fatalf("kraft.version downgrade: %v, want INVALID_UPDATE_VERSION", err)
 	}
 }

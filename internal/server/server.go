@@ -117,6 +117,16 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 	// Every fsync the storage layer makes is timed for samsa_log_flush_seconds.
 	opts.FS = vfs.ObserveSyncs(opts.FS, n.metrics.LogFlushObserver())
 	clusterID := cfg.ClusterID
+	var discovered discoveredQuorum
+	if joinsDynamicQuorum(cfg) {
+		var err error
+		if discovered, err = discoverQuorum(cfg, opts.FS, logging.component("controller")); err != nil {
+			return nil, err
+		}
+		if clusterID == "" {
+			clusterID = discovered.clusterID
+		}
+	}
 	if clusterID == "" && len(cfg.ControllerQuorumVoters) > 0 {
 		clusterID = clusterIDFromVoters(cfg)
 	}
@@ -127,6 +137,15 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 		if meta, err := log.ReadMetaProperties(opts.FS, dir); err == nil {
 			clusterID = meta.ClusterID
 		}
+	}
+	if clusterID == "" && !cfg.IsController() && len(cfg.ControllerQuorumVoters) == 0 && len(cfg.ControllerQuorumBootstrapServers) > 0 {
+		// A new broker that finds the controllers through
+		// controller.quorum.bootstrap.servers takes their cluster id.
+		d, err := discoverQuorum(cfg, opts.FS, logging.component("controller"))
+		if err != nil {
+			return nil, err
+		}
+		clusterID = d.clusterID
 	}
 	if clusterID == "" {
 		clusterID = newClusterID()
@@ -176,12 +195,12 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 	}
 	var controllerListener *controllerListener
 	if cfg.IsController() {
-		qcfg, err := quorumConfig(cfg, opts.FS, logging.component("controller"))
+		qcfg, err := quorumConfig(cfg, opts.FS, logging.component("controller"), discovered)
 		if err != nil {
 			logs.Shutdown()
 			return nil, err
 		}
-		if len(cfg.ControllerQuorumVoters) > 0 {
+		if len(cfg.ControllerQuorumVoters) > 0 || joinsDynamicQuorum(cfg) {
 			// The controller listener carries the Raft traffic and the Kafka
 			// protocol of the controller APIs (controller_listener.go).
 			bound, err := net.Listen("tcp", qcfg.ListenAddr)
@@ -383,6 +402,9 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 		}
 	}
 	go n.runLiveness(ctx)
+	if joinsDynamicQuorum(n.cfg) && n.quorum != nil {
+		go n.refreshQuorumPeers(ctx)
+	}
 	go n.runTelemetryExpiry(ctx)
 	go n.runLeaderRebalance(ctx)
 	go n.runTokenExpiry(ctx)
