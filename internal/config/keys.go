@@ -240,6 +240,8 @@ var coreBrokerKeys = []Key{
 	{Name: "message.max.bytes", Type: typeInt, Default: "1048588", Check: atLeast(0), Dynamic: true,
 		Doc:         "Largest record batch size the broker accepts. Topic override: max.message.bytes.",
 		brokerField: func(b *Broker) any { return &b.MessageMaxBytes }},
+	{Name: "max.decompressed.message.bytes", Type: typeInt, Default: "2147483639", Check: between(1, 2147483639), Dynamic: true,
+		Doc: "Largest decompressed size of one record of a compressed batch. Topic override: max.decompressed.message.bytes."},
 	{Name: "fetch.max.bytes", Type: typeInt, Default: "57671680", Check: atLeast(1024),
 		Doc:         "Maximum number of bytes returned for one fetch request.",
 		brokerField: func(b *Broker) any { return &b.FetchMaxBytes }},
