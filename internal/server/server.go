@@ -176,7 +176,7 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 		return nil, err
 	}
 	n.controller = controller.New(controller.Config{
-		BootstrapRecords:         append(bootstrapClusterConfigs(cfg), bootstrapRecords...),
+		BootstrapRecords:         slices.Concat(bootstrapFeatureLevels(), bootstrapClusterConfigs(cfg), bootstrapRecords),
 		NodeID:                   cfg.NodeID,
 		DefaultNumPartitions:     cfg.NumPartitions,
 		DefaultReplicationFactor: cfg.DefaultReplicationFactor,
