@@ -151,20 +151,21 @@ func currentLeader(img *metadata.Image, t sharePartitionTarget) (leader, epoch i
 // at the log end (share.auto.offset.reset=latest, Kafka's default;
 // earliest: the log start) and initialized so; one loaded under an older
 // leader epoch is reloaded, as another leader may have moved it meanwhile.
-// What fn changes is persisted before the lock is released.
+// What fn changes is persisted before withSharePartition returns, after
+// the share-partition's lock is released (persistSharePartition).
 func (b *Broker) withSharePartition(group string, t sharePartitionTarget, nowMs int64, fn func(sp *share.Partition)) int16 {
 	key := share.Key{Group: group, TopicID: t.topicID, Partition: t.partition}
 	settings := b.shareSettings(group)
 	cfg := settings.partition
 	leaderEpoch := t.p.LeaderEpoch()
-	var persistCode int16
+	var reloadCode int16
 	code := b.shares().partitions.Do(key, func() (*share.Partition, int16) {
 		return b.loadSharePartition(key, settings, t, leaderEpoch)
 	}, func(sp *share.Partition) {
 		if sp.LeaderEpoch() != leaderEpoch {
 			fresh, code := b.loadSharePartition(key, settings, t, leaderEpoch)
 			if code != 0 {
-				persistCode = code
+				reloadCode = code
 				return
 			}
 			*sp = *fresh
@@ -175,12 +176,14 @@ func (b *Broker) withSharePartition(group string, t sharePartitionTarget, nowMs 
 			sp.AdvanceTo(start)
 		}
 		fn(sp)
-		persistCode = b.persistSharePartitionLocked(key, sp)
 	})
 	if code != 0 {
 		return code
 	}
-	return persistCode
+	if reloadCode != 0 {
+		return reloadCode
+	}
+	return b.persistSharePartition(key)
 }
 
 // loadSharePartition makes key's share-partition from its durable state.
@@ -343,14 +346,15 @@ func (b *Broker) acknowledgeShare(group, member string, t sharePartitionTarget, 
 	key := share.Key{Group: group, TopicID: t.topicID, Partition: t.partition}
 	found := b.shares().partitions.Peek(key, func(sp *share.Partition) {
 		sp.Tick(nowMs)
-		if code = sp.Acknowledge(member, batches, isRenew, nowMs); code == 0 {
-			code = b.persistSharePartitionLocked(key, sp)
-		}
+		code = sp.Acknowledge(member, batches, isRenew, nowMs)
 	})
-	if !found {
+	switch {
+	case !found:
 		return kerr.InvalidRecordState.Code
+	case code != 0:
+		return code
 	}
-	return code
+	return b.persistSharePartition(key)
 }
 
 // releaseShareSession releases what member holds on the partitions of a

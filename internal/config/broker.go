@@ -537,6 +537,8 @@ func (b *Broker) validateRelations() error {
 		return relation("replica.fetch.wait.max.ms", "replica.fetch.wait.max.ms should always be less than or equal to replica.lag.time.max.ms to prevent frequent changes in ISR")
 	case b.BrokerHeartbeatIntervalMs >= b.BrokerSessionTimeoutMs:
 		return relation("broker.heartbeat.interval.ms", "broker.heartbeat.interval.ms must be less than broker.session.timeout.ms")
+	case b.QueuedMaxRequestBytes > 0 && b.QueuedMaxRequestBytes < int64(b.SocketRequestMaxBytes):
+		return relation("queued.max.request.bytes", "queued.max.request.bytes must be larger or equal to socket.request.max.bytes")
 	}
 	if err := b.validateTier(); err != nil {
 		return err

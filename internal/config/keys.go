@@ -224,7 +224,7 @@ var coreBrokerKeys = []Key{
 		Doc:         "Number of queued requests allowed before the network threads stop reading.",
 		brokerField: func(b *Broker) any { return &b.QueuedMaxRequests }},
 	{Name: "queued.max.request.bytes", Type: typeLong, Default: "-1",
-		Doc:         "Number of queued bytes allowed before no more requests are read; -1 is unlimited.",
+		Doc:         "Number of queued bytes allowed before no more requests are read; -1 is unlimited. When set, at least socket.request.max.bytes.",
 		brokerField: func(b *Broker) any { return &b.QueuedMaxRequestBytes }},
 	{Name: "request.timeout.ms", Type: typeInt, Default: "30000",
 		Doc:         "How long the broker's own clients wait for a response.",

@@ -16,6 +16,9 @@ type TierConfig struct {
 	BucketURL string
 	// BucketPrefix starts every object key, so clusters can share a bucket.
 	BucketPrefix string
+	// RestoreEnable brings the bucket's topics back into a cluster that
+	// lacks them (samsa.tiered.restore.enable).
+	RestoreEnable bool
 
 	TaskIntervalMs               int64
 	TaskRetryBackoffMs           int64
@@ -51,6 +54,9 @@ var tierBrokerKeys = []Key{
 		Check:       objectKeyPrefix,
 		Doc:         "Samsa: a prefix for every object key in the bucket, so several clusters can share one bucket.",
 		brokerField: func(b *Broker) any { return &b.Tier.BucketPrefix }},
+	{Name: "samsa.tiered.restore.enable", Type: typeBoolean, Default: "false",
+		Doc:         "Samsa: restore tiered topics from the bucket. The active controller creates every topic of the bucket's cluster manifest that the cluster lacks, under its old topic id, with its partition count, replication factor and configs, and each broker starts the logs of its replicas where the bucket ends, so they are readable from their log start. Meant for the first start of a cluster on empty data directories; turn it off once the topics are back. Needs remote.log.storage.system.enable=true.",
+		brokerField: func(b *Broker) any { return &b.Tier.RestoreEnable }},
 	{Name: "remote.log.storage.manager.impl.prefix", Type: typeString, Default: "rsm.config.", Check: oneOf("rsm.config."),
 		Doc: "Prefix of the remote storage manager's keys. Samsa's storage manager is built in and reads rsm.config.*."},
 	{Name: "remote.log.metadata.manager.impl.prefix", Type: typeString, Default: "rlmm.config.", Check: oneOf("rlmm.config."),
@@ -129,6 +135,9 @@ func objectKeyPrefix(v string) string {
 func (b *Broker) validateTier() error {
 	t := b.Tier
 	if !t.RemoteLogStorageSystemEnable {
+		if t.RestoreEnable {
+			return relation("samsa.tiered.restore.enable", "samsa.tiered.restore.enable=true needs remote.log.storage.system.enable=true and the bucket to restore from")
+		}
 		return nil
 	}
 	if t.BucketURL == "" {

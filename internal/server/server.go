@@ -295,7 +295,9 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 	if controllerListener != nil {
 		followDynamicConfig(controllerListener.tls, cfg.ControllerListenerNames[0], n.broker.Config)
 		// Its TLS handshake, if any, was done by the controller listener.
-		listeners = append(listeners, network.ListenerSpec{Name: cfg.ControllerListenerNames[0], Address: controllerListener.inner.Addr().String(), Listener: controllerListener.kafka, OpenAtStart: true,
+		// Its requests have a queued.max.request.bytes pool of their own, as
+		// those of Kafka's controller socket server do.
+		listeners = append(listeners, network.ListenerSpec{Name: cfg.ControllerListenerNames[0], Address: controllerListener.inner.Addr().String(), Listener: controllerListener.kafka, OpenAtStart: true, OwnMemoryPool: true,
 			SecurityProtocol: cfg.ListenerSecurityProtocolMap[cfg.ControllerListenerNames[0]], TLSPrincipal: controllerListener.principalFunc(cfg.ListenerSecurityProtocolMap[cfg.ControllerListenerNames[0]])})
 	}
 	if err := attachAuthenticators(cfg, listeners, n.controller.Image); err != nil {
@@ -314,6 +316,7 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 		NumNetworkThreads:        int(cfg.NumNetworkThreads),
 		NumIOThreads:             int(cfg.NumIOThreads),
 		QueuedMaxRequests:        int(cfg.QueuedMaxRequests),
+		QueuedMaxRequestBytes:    cfg.QueuedMaxRequestBytes,
 		SocketRequestMaxBytes:    cfg.SocketRequestMaxBytes,
 		ConnectionsMaxIdleMs:     cfg.ConnectionsMaxIdleMs,
 		MaxConnections:           int(cfg.MaxConnections),
@@ -368,6 +371,13 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 	n.cancel = cancel
 	if n.quorum != nil {
 		n.goBackground(ctx, func(ctx context.Context) { n.runClusterBootstrap(ctx, clusterID) })
+	}
+	if err := n.startRestore(ctx); err != nil {
+		cancel()
+		n.network.Shutdown(context.Background())
+		n.stopMetadata()
+		logs.Shutdown()
+		return nil, fmt.Errorf("tiered storage restore: %w", err)
 	}
 	if cfg.IsBroker() {
 		if err := n.startBroker(clusterID); err != nil {
@@ -453,6 +463,7 @@ func (n *Node) startBroker(clusterID string) error {
 	n.setupReplication()
 	elections := &coordinatorElections{nodeID: n.cfg.NodeID, groups: n.groups}
 	n.controller.Subscribe(func(old, next *metadata.Image) {
+		n.restoreLogs(next)
 		if err := n.partitions.Reconcile(old, next); err != nil {
 			n.logger.Error("apply metadata", "err", err)
 		}
