@@ -38,16 +38,16 @@ func init() {
 
 func handleDescribeQuorum(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.DescribeQuorumRequest)
+	if b.Quorum == nil && b.ForwardToController != nil && !c.enveloped {
+		b.forward(c, req)
+		return
+	}
 	if !b.authorizeCluster(c, opDescribe) {
 		c.reply(clusterDeniedResponse(req, c.version))
 		return
 	}
 	if b.Quorum == nil {
-		if b.ForwardToController == nil {
-			c.reply(describeQuorumError(req, kerr.NotController.Code))
-			return
-		}
-		b.forward(c, req)
+		c.reply(describeQuorumError(req, kerr.NotController.Code))
 		return
 	}
 	resp := kmsg.NewPtrDescribeQuorumResponse()

@@ -39,11 +39,11 @@ func init() {
 
 func handleUpdateFeatures(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.UpdateFeaturesRequest)
-	if !b.authorizeCluster(c, opAlter) {
-		c.reply(clusterDeniedResponse(req, c.version))
+	if b.forwarded(c, req) {
 		return
 	}
-	if b.forwarded(c, req) {
+	if !b.authorizeCluster(c, opAlter) {
+		c.reply(clusterDeniedResponse(req, c.version))
 		return
 	}
 	updates := make([]controller.FeatureUpdate, 0, len(req.FeatureUpdates))

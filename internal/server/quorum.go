@@ -275,6 +275,36 @@ func (n *Node) registerOnce(ctx context.Context, clusterID string, reg metadata.
 	return nil
 }
 
+// bootstrapPollInterval is how often a controller that has not yet seen
+// the cluster id in its image checks whether it leads the quorum.
+const bootstrapPollInterval = 50 * time.Millisecond
+
+// runClusterBootstrap writes the cluster id and the bootstrap records
+// (SCRAM users, cluster configs) once this controller leads a quorum whose
+// metadata log has none, as Kafka's first active controller writes the
+// bootstrap metadata: a cluster of dedicated controllers then answers
+// DescribeCluster and DescribeUserScramCredentials before any broker
+// registers. It returns once the image has a cluster id or ctx ends.
+func (n *Node) runClusterBootstrap(ctx context.Context, clusterID string) {
+	ticker := time.NewTicker(bootstrapPollInterval)
+	defer ticker.Stop()
+	for n.controller.Image().ClusterID == "" {
+		if leader, _ := n.metadata.Leader(); leader == n.cfg.NodeID {
+			if err := n.controller.BootstrapCluster(clusterID); err != nil {
+				n.logger.Debug("bootstrapping the metadata log", "err", err)
+			}
+		}
+		if n.controller.Image().ClusterID != "" {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+	}
+}
+
 // configInt reads an integer key of the effective configuration (0 when
 // unset).
 func configInt(cfg *config.Broker, key string) int64 {

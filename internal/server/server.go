@@ -14,6 +14,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -82,6 +83,18 @@ type Node struct {
 	// shareElections feeds the share coordinator its __share_group_state
 	// partitions (share.go).
 	shareElections *shareElections
+	// background counts the node's loops (goBackground); Shutdown waits
+	// for them to return.
+	background sync.WaitGroup
+}
+
+// goBackground runs loop until ctx ends, in a goroutine Shutdown waits for.
+func (n *Node) goBackground(ctx context.Context, loop func(context.Context)) {
+	n.background.Add(1)
+	go func() {
+		defer n.background.Done()
+		loop(ctx)
+	}()
 }
 
 // Options are the parts of a node that are not configuration.
@@ -158,6 +171,11 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 		FlushOffsetCheckpointIntervalMs: int64(cfg.LogFlushOffsetCheckpointIntervalMs),
 		Logger:                          logging.component("log"),
 		SkipTopics:                      map[string]bool{controller.MetadataTopic: true},
+		// Logs found on disk open with their topic's configs: LoadAll
+		// runs once the metadata image has caught up (startBroker).
+		TopicConfig: func(topic string) log.Config {
+			return partition.LogConfig(n.topicConfig(n.controller.Image(), topic))
+		},
 		Cleaner: log.CleanerOptions{
 			Enable: cfg.LogCleanerEnable, Threads: int(cfg.LogCleanerThreads),
 			DedupeBufferSize: cfg.LogCleanerDedupeBufferSize, DedupeBufferLoadFactor: cfg.LogCleanerIOBufferLoadFactor,
@@ -169,10 +187,6 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 		return nil, fmt.Errorf("open log dirs: %w", err)
 	}
 	n.logs = logs
-	if _, err := logs.LoadAll(); err != nil {
-		logs.Shutdown()
-		return nil, fmt.Errorf("load logs: %w", err)
-	}
 
 	n.journal = &quorumJournal{timeout: 30 * time.Second}
 	bootstrapRecords, err := bootstrapScramUsers(cfg)
@@ -181,7 +195,7 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 		return nil, err
 	}
 	n.controller = controller.New(controller.Config{
-		BootstrapRecords:         append(bootstrapClusterConfigs(cfg), bootstrapRecords...),
+		BootstrapRecords:         slices.Concat(bootstrapFeatureLevels(), bootstrapClusterConfigs(cfg), bootstrapRecords),
 		NodeID:                   cfg.NodeID,
 		DefaultNumPartitions:     cfg.NumPartitions,
 		DefaultReplicationFactor: cfg.DefaultReplicationFactor,
@@ -374,6 +388,9 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	n.cancel = cancel
+	if n.quorum != nil {
+		n.goBackground(ctx, func(ctx context.Context) { n.runClusterBootstrap(ctx, clusterID) })
+	}
 	if err := n.startRestore(ctx); err != nil {
 		cancel()
 		n.network.Shutdown(context.Background())
@@ -391,7 +408,7 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 		}
 		logs.Start(ctx)
 		n.startTransactionTimers(ctx)
-		go n.runISRChecks(ctx)
+		n.goBackground(ctx, n.runISRChecks)
 		n.startLogDirMover(ctx)
 		if err := n.startTier(ctx, opts.FS); err != nil {
 			cancel()
@@ -401,13 +418,13 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 			return nil, fmt.Errorf("tiered storage: %w", err)
 		}
 	}
-	go n.runLiveness(ctx)
+	n.goBackground(ctx, n.runLiveness)
 	if joinsDynamicQuorum(n.cfg) && n.quorum != nil {
-		go n.refreshQuorumPeers(ctx)
+		n.goBackground(ctx, n.refreshQuorumPeers)
 	}
-	go n.runTelemetryExpiry(ctx)
-	go n.runLeaderRebalance(ctx)
-	go n.runTokenExpiry(ctx)
+	n.goBackground(ctx, n.runTelemetryExpiry)
+	n.goBackground(ctx, n.runLeaderRebalance)
+	n.goBackground(ctx, n.runTokenExpiry)
 	n.network.OpenForClients()
 	if err := n.startRegistry(logging.component("registry")); err != nil {
 		n.Shutdown(context.Background())
@@ -454,6 +471,13 @@ func (n *Node) startBroker(clusterID string) error {
 	regCancel()
 	if err != nil {
 		return fmt.Errorf("register broker: %w", err)
+	}
+	// The logs on disk open only now, with their topics' configs from the
+	// caught-up image (segment.index.bytes sizes the active segment's
+	// indexes, segment.ms its roll time, ...), as Kafka's LogManager starts
+	// once the broker has its first metadata image.
+	if _, err := n.logs.LoadAll(); err != nil {
+		return fmt.Errorf("load logs: %w", err)
 	}
 	// Only now, caught up with the metadata log, does the node take on its
 	// partitions and coordinators: an image still replaying could make it
@@ -531,6 +555,9 @@ func (n *Node) Shutdown(ctx context.Context) error {
 	errSnapshots := n.partitions.WriteSnapshots()
 	n.activeController.close()
 	errQuorum := n.stopMetadata()
+	// The loops end with ctx; a controller write one of them was making
+	// ends with the quorum.
+	n.background.Wait()
 	errLogs := n.logs.Shutdown()
 	return errors.Join(errNet, errSnapshots, errQuorum, errLogs)
 }

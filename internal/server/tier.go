@@ -65,7 +65,7 @@ func (n *Node) startTier(ctx context.Context, fsys vfs.FS) error {
 	})
 	logger := n.logger.With("component", "tier")
 	logger.Info("tiered storage enabled", "bucket", blob.Redact(cfg.BucketURL))
-	go func() {
+	n.goBackground(ctx, func(ctx context.Context) {
 		defer bucket.Close()
 		defer reader.Close()
 		ticker := time.NewTicker(time.Duration(cfg.TaskIntervalMs) * time.Millisecond)
@@ -80,7 +80,7 @@ func (n *Node) startTier(ctx context.Context, fsys vfs.FS) error {
 			n.applyDynamicTier(manager, cache, reader)
 			n.runTierTasks(ctx, manager, store, reader, tierMetrics, tiered, logger)
 		}
-	}()
+	})
 	return nil
 }
 

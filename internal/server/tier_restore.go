@@ -36,20 +36,13 @@ func (n *Node) startRestore(ctx context.Context) error {
 	n.tier.restore = store
 	logger := n.logger.With("component", "tier-restore")
 	logger.Info("restoring tiered topics from the bucket", "bucket", blob.Redact(cfg.BucketURL))
-	done := make(chan struct{})
-	if n.cfg.IsController() {
-		go func() {
-			defer close(done)
+	n.goBackground(ctx, func(ctx context.Context) {
+		defer bucket.Close()
+		if n.cfg.IsController() {
 			n.runRestore(ctx, store, logger)
-		}()
-	} else {
-		close(done)
-	}
-	go func() {
+		}
 		<-ctx.Done()
-		<-done
-		bucket.Close()
-	}()
+	})
 	return nil
 }
 
