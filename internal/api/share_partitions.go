@@ -45,8 +45,11 @@ func (b *Broker) shares() *shareState {
 	return s
 }
 
-// sharesEnabled reports whether group.share.enable is on.
-func (b *Broker) sharesEnabled() bool { return b.Config().Share.Enable }
+// sharesEnabled reports whether share groups are served: group.share.enable
+// is on and the finalized share.version is at least 1.
+func (b *Broker) sharesEnabled() bool {
+	return b.Config().Share.Enable && b.Image().FeatureLevel(metadata.ShareVersionFeature) >= 1
+}
 
 // ReleaseShareMember releases every record member of group holds on this
 // node (it left the group or its session expired).

@@ -19,6 +19,7 @@ const (
 	GroupVersionFeature       = "group.version"
 	TransactionVersionFeature = "transaction.version"
 	StreamsVersionFeature     = "streams.version"
+	ShareVersionFeature       = "share.version"
 )
 
 // metadata.version levels: MetadataVersionMin is 3.3-IV3, the oldest Kafka
@@ -44,6 +45,9 @@ var SupportedFeatures = []Feature{
 	{Name: GroupVersionFeature, MinLevel: 0, MaxLevel: 1, DefaultLevel: 1},
 	{Name: KRaftVersionFeature, MinLevel: 0, MaxLevel: 1, DefaultLevel: 0},
 	{Name: MetadataVersionFeature, MinLevel: MetadataVersionMin, MaxLevel: MetadataVersionLatest, DefaultLevel: MetadataVersionLatest},
+	// share.version 1 serves share groups (KIP-932); Kafka 4.4's level 2
+	// adds share-group dead-letter queues (KIP-1191), not built here.
+	{Name: ShareVersionFeature, MinLevel: 0, MaxLevel: 1, DefaultLevel: 1},
 	{Name: StreamsVersionFeature, MinLevel: 0, MaxLevel: 1, DefaultLevel: 1},
 	{Name: TransactionVersionFeature, MinLevel: 0, MaxLevel: 2, DefaultLevel: 2},
 }

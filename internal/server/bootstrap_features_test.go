@@ -19,6 +19,7 @@ func TestNewClusterFinalizesItsFeatureLevels(t *testing.T) {
 		metadata.GroupVersionFeature:       1,
 		metadata.StreamsVersionFeature:     1,
 		metadata.TransactionVersionFeature: 2,
+		metadata.ShareVersionFeature:       1,
 	}
 	written := func() map[string]int16 {
 		got := map[string]int16{}
