@@ -118,9 +118,12 @@ func stableWithProcesses(cl *kgo.Client, id string, n int, seenWarmups *int) fun
 // restarted; the final counts must be exact.
 func TestKafkaStreamsWordCountStreamsGroups(t *testing.T) {
 	classpath := needJava(t)
+	// A one-node cluster needs Kafka's single-node replication factors:
+	// its internal topics wait for that many brokers.
 	c := clustertest.StartCluster(t, 1, "auto.create.topics.enable=false",
 		"group.streams.heartbeat.interval.ms=1000", "group.streams.num.standby.replicas=1",
-		"group.streams.task.offset.interval.ms=1000")
+		"group.streams.task.offset.interval.ms=1000",
+		"offsets.topic.replication.factor=1", "transaction.state.log.replication.factor=1", "transaction.state.log.min.isr=1")
 	addrs := c.Addrs()
 	bootstrap := strings.Join(addrs, ",")
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...), kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))

@@ -217,6 +217,7 @@ func produceToPartition(b *Broker, req *kmsg.ProduceRequest, topic string, rp *k
 		TimestampAfterMaxMs:  cfg.TimestampAfterMaxMs,
 		LogAppendTime:        cfg.MessageTimestampType == "LogAppendTime",
 		Compacted:            cfg.Compact(),
+		MaxRecordBodyBytes:   int(cfg.MaxDecompressedMessageBytes),
 		CRCMatched:           crcMatched,
 	})
 	if err != nil {

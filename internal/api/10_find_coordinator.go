@@ -7,13 +7,15 @@ package api
 //     __consumer_offsets partition abs(javaHash(group)) % partitions, as in
 //     Kafka. The topic is created on first use with
 //     offsets.topic.num.partitions partitions, a replication factor of
-//     offsets.topic.replication.factor capped to the live brokers, and
-//     cleanup.policy=compact.
+//     offsets.topic.replication.factor, and cleanup.policy=compact. While
+//     fewer brokers are alive than that factor the key answers
+//     COORDINATOR_NOT_AVAILABLE, as in Kafka (internalTopic; the zero-config
+//     single node caps the factor instead).
 //   - Transactional ids (key type 1) are coordinated by the leader of
 //     __transaction_state partition abs(javaHash(id)) % partitions. The
 //     topic is created on first use with transaction.state.log.num.partitions
-//     partitions, transaction.state.log.replication.factor capped to the live
-//     brokers, cleanup.policy=compact and transaction.state.log.segment.bytes.
+//     partitions, transaction.state.log.replication.factor (waited for as
+//     above), cleanup.policy=compact and transaction.state.log.segment.bytes.
 //   - Share-partitions (key type 2, v6+, "group:topicId:partition") are
 //     coordinated by the leader of __share_group_state partition
 //     abs(javaHash(key)) % partitions (share_coordinator.go); CLUSTER_ACTION.
@@ -133,11 +135,15 @@ func (b *Broker) nodeAnswer(c *call, id int32) coordinatorAnswer {
 }
 
 // internalTopic returns an internal topic, creating it on first use with
-// its replication factor capped to the live brokers and, when minISR > 0,
-// min.insync.replicas = minISR capped to that factor. Kafka caps neither:
-// it refuses to create the topic while fewer brokers than the replication
-// factor are up, so a single-node Kafka needs both configs lowered to 1,
-// where Samsa creates the topic it can and keeps it writable.
+// its replication factor and, when minISR > 0, min.insync.replicas =
+// minISR capped to that factor. As in Kafka, a cluster (one with
+// controller.quorum.voters) creates it only once enough brokers are alive
+// to hold every replica: until then the coordinator is not available
+// (COORDINATOR_NOT_AVAILABLE), and an early client cannot leave the topic
+// with fewer replicas than configured for good. The zero-config single
+// node (no controller.quorum.voters), which Kafka has no equivalent of,
+// caps the factor to its one broker instead, as the single-node
+// server.properties Kafka ships sets these factors to 1.
 func (b *Broker) internalTopic(name string, partitions int32, factor int16, minISR int32, configs map[string]*string) (*metadata.Topic, int16) {
 	if t := b.Image().Topic(name); t != nil {
 		return t, 0
@@ -149,6 +155,9 @@ func (b *Broker) internalTopic(name string, partitions int32, factor int16, minI
 		}
 	}
 	if factor > live {
+		if b.StaticConfig != nil && len(b.StaticConfig.ControllerQuorumVoters) > 0 {
+			return nil, kerr.CoordinatorNotAvailable.Code
+		}
 		factor = live
 	}
 	if factor <= 0 {

@@ -35,11 +35,13 @@ func init() {
 
 func handleCreateTopics(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.CreateTopicsRequest)
-	b.authorizeCreateTopics(c, req)
 	b.limitCreateTopics(c, req)
 	if b.forwarded(c, req) {
 		return
 	}
+	// Authorized where it is decided, as Kafka's ControllerApis does: a
+	// forwarded request as the client the Envelope names.
+	b.authorizeCreateTopics(c, req)
 	creates := make([]controller.CreateTopic, len(req.Topics))
 	for i, rt := range req.Topics {
 		ct := controller.CreateTopic{Name: rt.Topic, NumPartitions: rt.NumPartitions, ReplicationFactor: rt.ReplicationFactor, Configs: map[string]*string{}}

@@ -26,11 +26,11 @@ func init() {
 
 func handleDeleteTopics(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.DeleteTopicsRequest)
-	b.authorizeDeleteTopics(c, req)
 	b.limitDeleteTopics(c, req)
 	if b.forwarded(c, req) {
 		return
 	}
+	b.authorizeDeleteTopics(c, req)
 	ctx, cancel := requestContext(req.TimeoutMillis)
 	defer cancel()
 	if ctx.Err() != nil {

@@ -78,11 +78,11 @@ func handleCreateACLs(b *Broker, c *call, r kmsg.Request) {
 // this node is not the active controller.
 func (b *Broker) admitACLChange(c *call, req kmsg.Request, fail func(err *kerr.Error, message string)) bool {
 	switch {
+	case b.forwarded(c, req):
 	case !b.authorizing():
 		fail(kerr.SecurityDisabled, "No Authorizer is configured.")
 	case !b.authorizeCluster(c, opAlter):
 		fail(kerr.ClusterAuthorizationFailed, kerr.ClusterAuthorizationFailed.Message)
-	case b.forwarded(c, req):
 	default:
 		return true
 	}

@@ -25,12 +25,14 @@ import (
 )
 
 func init() {
-	register(33, 0, 2, authorizingAlterConfigs(handleAlterConfigs))
-	registerController(33, 0, 2, authorizingAlterConfigs(handleAlterConfigs))
+	register(33, 0, 2, handleAlterConfigs)
+	registerController(33, 0, 2, handleAlterConfigs)
 }
 
 func handleAlterConfigs(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.AlterConfigsRequest)
+	forwarding := b.forwards(c)
+	b.authorizeAlterConfigsHere(c, req, forwarding)
 	onController := b.onControllerListener(c)
 	changes := make([]func(map[string]string) (map[string]string, error), len(req.Resources))
 	results := make([]*resourceResult, len(req.Resources))
@@ -75,7 +77,7 @@ func handleAlterConfigs(b *Broker, c *call, r kmsg.Request) {
 		c.reply(resp)
 	}
 	remaining := undecided(results)
-	if len(remaining) > 0 && !b.isActiveController() && b.ForwardToController != nil {
+	if len(remaining) > 0 && forwarding {
 		forward := kmsg.NewPtrAlterConfigsRequest()
 		forward.ValidateOnly = req.ValidateOnly
 		for _, i := range remaining {

@@ -23,11 +23,11 @@ func init() {
 
 func handleCreatePartitions(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.CreatePartitionsRequest)
-	b.authorizeCreatePartitions(c, req)
 	b.limitCreatePartitions(c, req)
 	if b.forwarded(c, req) {
 		return
 	}
+	b.authorizeCreatePartitions(c, req)
 	ctx, cancel := requestContext(req.TimeoutMillis)
 	defer cancel()
 	if ctx.Err() != nil {

@@ -26,11 +26,11 @@ func init() {
 
 func handleElectLeaders(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.ElectLeadersRequest)
-	if !b.authorizeCluster(c, opAlter) {
-		c.reply(clusterDeniedResponse(req, c.version))
+	if b.forwarded(c, req) {
 		return
 	}
-	if b.forwarded(c, req) {
+	if !b.authorizeCluster(c, opAlter) {
+		c.reply(clusterDeniedResponse(req, c.version))
 		return
 	}
 	resp := kmsg.NewPtrElectLeadersResponse()

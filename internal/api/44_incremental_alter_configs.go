@@ -33,12 +33,14 @@ import (
 )
 
 func init() {
-	register(44, 0, 1, authorizingIncrementalAlterConfigs(handleIncrementalAlterConfigs))
-	registerController(44, 0, 1, authorizingIncrementalAlterConfigs(handleIncrementalAlterConfigs))
+	register(44, 0, 1, handleIncrementalAlterConfigs)
+	registerController(44, 0, 1, handleIncrementalAlterConfigs)
 }
 
 func handleIncrementalAlterConfigs(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.IncrementalAlterConfigsRequest)
+	forwarding := b.forwards(c)
+	b.authorizeIncrementalAlterConfigsHere(c, req, forwarding)
 	onController := b.onControllerListener(c)
 	changes := make([]func(map[string]string) (map[string]string, error), len(req.Resources))
 	results := make([]*resourceResult, len(req.Resources))
@@ -89,7 +91,7 @@ func handleIncrementalAlterConfigs(b *Broker, c *call, r kmsg.Request) {
 		c.reply(resp)
 	}
 	remaining := undecided(results)
-	if len(remaining) > 0 && !b.isActiveController() && b.ForwardToController != nil {
+	if len(remaining) > 0 && forwarding {
 		forward := kmsg.NewPtrIncrementalAlterConfigsRequest()
 		forward.ValidateOnly = req.ValidateOnly
 		for _, i := range remaining {

@@ -37,11 +37,11 @@ func init() {
 
 func handleAlterPartitionReassignments(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.AlterPartitionAssignmentsRequest)
-	if !b.authorizeCluster(c, opAlter) {
-		c.reply(clusterDeniedResponse(req, c.version))
+	if b.forwarded(c, req) {
 		return
 	}
-	if b.forwarded(c, req) {
+	if !b.authorizeCluster(c, opAlter) {
+		c.reply(clusterDeniedResponse(req, c.version))
 		return
 	}
 	resp := kmsg.NewPtrAlterPartitionAssignmentsResponse()

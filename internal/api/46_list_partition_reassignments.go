@@ -25,11 +25,11 @@ func init() {
 
 func handleListPartitionReassignments(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.ListPartitionReassignmentsRequest)
-	if !b.authorizeCluster(c, opDescribe) {
-		c.reply(clusterDeniedResponse(req, c.version))
+	if b.forwarded(c, req) {
 		return
 	}
-	if b.forwarded(c, req) {
+	if !b.authorizeCluster(c, opDescribe) {
+		c.reply(clusterDeniedResponse(req, c.version))
 		return
 	}
 	resp := kmsg.NewPtrListPartitionReassignmentsResponse()

@@ -39,11 +39,11 @@ func init() {
 
 func handleAlterClientQuotas(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.AlterClientQuotasRequest)
-	if !b.authorizeCluster(c, opAlterConfigs) {
-		c.reply(alterClientQuotasError(req, kerr.ClusterAuthorizationFailed.Code, kerr.ClusterAuthorizationFailed.Message))
+	if b.forwarded(c, req) {
 		return
 	}
-	if b.forwarded(c, req) {
+	if !b.authorizeCluster(c, opAlterConfigs) {
+		c.reply(alterClientQuotasError(req, kerr.ClusterAuthorizationFailed.Code, kerr.ClusterAuthorizationFailed.Message))
 		return
 	}
 	alterations := make([]controller.QuotaAlteration, 0, len(req.Entries))

@@ -9,6 +9,9 @@ package api
 //     key).
 //   - A user named twice answers DUPLICATE_RESOURCE for that user; a user
 //     without credentials RESOURCE_NOT_FOUND, with Kafka's messages.
+//   - Needs DESCRIBE on the cluster: without it the response's error and
+//     one result per user named (with no user name, as Kafka's
+//     getErrorResponse builds it) are CLUSTER_AUTHORIZATION_FAILED.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -25,6 +28,16 @@ func init() {
 func handleDescribeUserScramCredentials(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.DescribeUserSCRAMCredentialsRequest)
 	resp := kmsg.NewPtrDescribeUserSCRAMCredentialsResponse()
+	if !b.authorizeCluster(c, opDescribe) {
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		for range req.Users {
+			result := kmsg.NewDescribeUserSCRAMCredentialsResponseResult()
+			result.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+			resp.Results = append(resp.Results, result)
+		}
+		c.reply(resp)
+		return
+	}
 	img := b.Image()
 	byUser := map[string][]metadata.ScramKey{}
 	var all []string

@@ -13,9 +13,14 @@ package api
 //     UNACCEPTABLE_CREDENTIAL; deleting a credential that does not exist
 //     RESOURCE_NOT_FOUND. Such a user's alterations are all dropped; the
 //     other users' are committed together in one metadata log entry.
+//   - Needs ALTER on the cluster, checked by the active controller (a
+//     forwarded request as the client the Envelope names): without it
+//     every user named answers CLUSTER_AUTHORIZATION_FAILED, in user
+//     order, as Kafka's getErrorResponse.
 
 import (
 	"errors"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -32,6 +37,19 @@ func init() {
 func handleAlterUserScramCredentials(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.AlterUserSCRAMCredentialsRequest)
 	if b.forwarded(c, req) {
+		return
+	}
+	if !b.authorizeCluster(c, opAlter) {
+		resp := kmsg.NewPtrAlterUserSCRAMCredentialsResponse()
+		users := append(namesOfDeletions(req), namesOfUpsertions(req)...)
+		slices.Sort(users)
+		for _, user := range slices.Compact(users) {
+			result := kmsg.NewAlterUserSCRAMCredentialsResponseResult()
+			result.User, result.ErrorCode = user, kerr.ClusterAuthorizationFailed.Code
+			result.ErrorMessage = strptr(kerr.ClusterAuthorizationFailed.Message)
+			resp.Results = append(resp.Results, result)
+		}
+		c.reply(resp)
 		return
 	}
 	deletions := make([]controller.ScramDeletion, 0, len(req.Deletions))

@@ -9,13 +9,19 @@ package api
 //   - The leader's view of each voter's log end offset and last contact;
 //     a follower knows only its own. The leader's own entry says it
 //     fetched and caught up now, as Kafka's does.
-//   - Observers are the brokers that fetched the metadata log from this
-//     voter (01_fetch_metadata.go), with their fetch offset and time.
+//   - Observers are the controllers being added as voters (raft learners,
+//     AddRaftVoter) and the brokers that fetched the metadata log from
+//     this voter (01_fetch_metadata.go), with their fetch offset and time.
+//   - The voters are the latest voter set in the log (committed or not),
+//     as Kafka's are; v2 gives each voter's directory id.
 //   - A broker-only node, not a voter, forwards the request to the active
 //     controller.
-//   - v2 Nodes: each voter's controller listener, from controller.quorum.voters.
+//   - v2 Nodes: each voter's and learner's controller listeners, from the
+//     voter set (controller.quorum.voters at kraft.version 0, the voters'
+//     own endpoints from AddRaftVoter and UpdateRaftVoter after).
 
 import (
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -32,16 +38,16 @@ func init() {
 
 func handleDescribeQuorum(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.DescribeQuorumRequest)
+	if b.Quorum == nil && b.ForwardToController != nil && !c.enveloped {
+		b.forward(c, req)
+		return
+	}
 	if !b.authorizeCluster(c, opDescribe) {
 		c.reply(clusterDeniedResponse(req, c.version))
 		return
 	}
 	if b.Quorum == nil {
-		if b.ForwardToController == nil {
-			c.reply(describeQuorumError(req, kerr.NotController.Code))
-			return
-		}
-		b.forward(c, req)
+		c.reply(describeQuorumError(req, kerr.NotController.Code))
 		return
 	}
 	resp := kmsg.NewPtrDescribeQuorumResponse()
@@ -64,7 +70,10 @@ func handleDescribeQuorum(b *Broker, c *call, r kmsg.Request) {
 			for _, v := range st.Voters {
 				sp.CurrentVoters = append(sp.CurrentVoters, voterState(st, v, nowMs))
 			}
-			sp.Observers = b.observers.list()
+			for _, v := range st.Observers {
+				sp.Observers = append(sp.Observers, voterState(st, v, nowMs))
+			}
+			sp.Observers = append(sp.Observers, b.observers.list()...)
 			st2.Partitions = append(st2.Partitions, sp)
 		}
 		resp.Topics = append(resp.Topics, st2)
@@ -78,6 +87,7 @@ func handleDescribeQuorum(b *Broker, c *call, r kmsg.Request) {
 func voterState(st quorum.Status, v quorum.VoterStatus, nowMs int64) kmsg.DescribeQuorumResponseTopicPartitionReplicaState {
 	rs := kmsg.NewDescribeQuorumResponseTopicPartitionReplicaState()
 	rs.ReplicaID = v.ID
+	rs.ReplicaDirectoryID = v.DirectoryID
 	rs.LogEndOffset = v.LogEndOffset
 	rs.LastFetchTimestamp, rs.LastCaughtUpTimestamp = -1, -1
 	if v.ID == st.LeaderID && st.LeaderID == st.NodeID {
@@ -93,34 +103,32 @@ func voterState(st quorum.Status, v quorum.VoterStatus, nowMs int64) kmsg.Descri
 	return rs
 }
 
-// voterNodes lists every voter's controller listener; a quorum of one with
-// no controller.quorum.voters (the zero-config node) lists the node's client
-// listeners.
+// voterNodes lists every voter's and learner's controller listeners; a
+// quorum of one with no controller.quorum.voters (the zero-config node)
+// lists the node's client listeners.
 func (b *Broker) voterNodes(st quorum.Status) []kmsg.DescribeQuorumResponseNode {
 	var nodes []kmsg.DescribeQuorumResponseNode
-	if b.StaticConfig == nil || len(b.StaticConfig.ControllerQuorumVoters) == 0 || len(b.StaticConfig.ControllerListenerNames) == 0 {
-		for _, v := range st.Voters {
+	zeroConfig := b.StaticConfig == nil || (len(b.StaticConfig.ControllerQuorumVoters) == 0 && len(b.StaticConfig.ControllerQuorumBootstrapServers) == 0) || len(b.StaticConfig.ControllerListenerNames) == 0
+	for _, v := range append(slices.Clone(st.Voters), st.Observers...) {
+		n := kmsg.NewDescribeQuorumResponseNode()
+		n.NodeID = v.ID
+		if zeroConfig {
 			br := b.Image().Broker(v.ID)
 			if br == nil {
 				continue
 			}
-			n := kmsg.NewDescribeQuorumResponseNode()
-			n.NodeID = br.ID
 			for _, ep := range br.Endpoints {
 				l := kmsg.NewDescribeQuorumResponseNodeListener()
 				l.Name, l.Host, l.Port = ep.Name, ep.Host, uint16(ep.Port)
 				n.Listeners = append(n.Listeners, l)
 			}
-			nodes = append(nodes, n)
+		} else {
+			for _, ep := range v.Endpoints {
+				l := kmsg.NewDescribeQuorumResponseNodeListener()
+				l.Name, l.Host, l.Port = ep.Name, ep.Host, ep.Port
+				n.Listeners = append(n.Listeners, l)
+			}
 		}
-		return nodes
-	}
-	for _, v := range b.StaticConfig.ControllerQuorumVoters {
-		n := kmsg.NewDescribeQuorumResponseNode()
-		n.NodeID = v.NodeID
-		l := kmsg.NewDescribeQuorumResponseNodeListener()
-		l.Name, l.Host, l.Port = b.StaticConfig.ControllerListenerNames[0], v.Host, uint16(v.Port)
-		n.Listeners = append(n.Listeners, l)
 		nodes = append(nodes, n)
 	}
 	return nodes

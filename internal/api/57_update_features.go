@@ -14,16 +14,22 @@ package api
 //   - v0 has no upgrade type: allow_downgrade means a safe downgrade. v1+
 //     upgrade_type 1 upgrades, 2 downgrades safely, 3 unsafely; v1+
 //     validate_only checks without writing.
+//   - kraft.version is the quorum's (KIP-853): an upgrade to 1 first writes
+//     the voter set into the metadata log, then the feature level; it
+//     cannot be downgraded (INVALID_UPDATE_VERSION).
 //   - The outcome is the top-level error; v0-1 repeat it for every feature
 //     requested, v2 has no per-feature results.
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-streaming/samsa/internal/controller"
+	"github.com/samsa-streaming/samsa/internal/metadata"
+	"github.com/samsa-streaming/samsa/internal/quorum"
 )
 
 func init() {
@@ -33,11 +39,11 @@ func init() {
 
 func handleUpdateFeatures(b *Broker, c *call, r kmsg.Request) {
 	req := r.(*kmsg.UpdateFeaturesRequest)
-	if !b.authorizeCluster(c, opAlter) {
-		c.reply(clusterDeniedResponse(req, c.version))
+	if b.forwarded(c, req) {
 		return
 	}
-	if b.forwarded(c, req) {
+	if !b.authorizeCluster(c, opAlter) {
+		c.reply(clusterDeniedResponse(req, c.version))
 		return
 	}
 	updates := make([]controller.FeatureUpdate, 0, len(req.FeatureUpdates))
@@ -51,7 +57,13 @@ func handleUpdateFeatures(b *Broker, c *call, r kmsg.Request) {
 		}
 		updates = append(updates, controller.FeatureUpdate{Name: u.Feature, Level: u.MaxVersionLevel, UpgradeType: upgradeType})
 	}
-	code, message, err := b.Controller.UpdateFeatures(updates, c.version >= 1 && req.ValidateOnly)
+	validateOnly := c.version >= 1 && req.ValidateOnly
+	code, message, err := b.Controller.UpdateFeatures(updates, true)
+	if err == nil && code == 0 && !validateOnly {
+		if code, message, err = b.upgradeKRaftVersion(updates); err == nil && code == 0 {
+			code, message, err = b.Controller.UpdateFeatures(updates, false)
+		}
+	}
 	switch {
 	case errors.Is(err, controller.ErrNotActive):
 		code, message = kerr.NotController.Code, err.Error()
@@ -71,4 +83,32 @@ func handleUpdateFeatures(b *Broker, c *call, r kmsg.Request) {
 		}
 	}
 	c.reply(resp)
+}
+
+// upgradeKRaftVersion makes the quorum run the kraft.version an update asks
+// for, before the feature level is written; a downgrade is refused.
+func (b *Broker) upgradeKRaftVersion(updates []controller.FeatureUpdate) (int16, string, error) {
+	for _, u := range updates {
+		if u.Name != metadata.KRaftVersionFeature || b.Quorum == nil {
+			continue
+		}
+		current := b.Quorum.KRaftVersion()
+		if u.Level < current {
+			return kerr.InvalidUpdateVersion.Code, fmt.Sprintf("Invalid update version %d for feature %s. Can't downgrade the kraft.version from %d.", u.Level, u.Name, current), nil
+		}
+		if u.Level == current {
+			continue
+		}
+		ctx, cancel := raftVoterContext(0)
+		err := b.Quorum.SetKRaftVersion(ctx, u.Level)
+		cancel()
+		if errors.Is(err, quorum.ErrNotLeader) {
+			return 0, "", fmt.Errorf("%w: %v", controller.ErrNotActive, err)
+		}
+		if err != nil {
+			code, msg := raftVoterError(err)
+			return code, *msg, nil
+		}
+	}
+	return 0, "", nil
 }

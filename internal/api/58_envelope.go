@@ -75,6 +75,8 @@ var forwardableAPIs = map[int16]bool{
 	51: true, // AlterUserScramCredentials
 	55: true, // DescribeQuorum
 	57: true, // UpdateFeatures
+	80: true, // AddRaftVoter
+	81: true, // RemoveRaftVoter
 }
 
 func handleEnvelope(b *Broker, c *call, r kmsg.Request) {

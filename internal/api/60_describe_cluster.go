@@ -7,8 +7,9 @@ package api
 //   - On a client listener: the live brokers with the endpoint of the
 //     request's listener, the cluster id and a controller id clients can
 //     reach (forward.go). v1 endpoint_type must be 1 (brokers).
-//   - On the controller listener: the voters of controller.quorum.voters on
-//     that listener and the active controller. v1 endpoint_type must be 2
+//   - On the controller listener: the voters of the quorum's latest voter
+//     set on that listener (controller.quorum.voters until kraft.version 1)
+//     and the active controller. v1 endpoint_type must be 2
 //     (controllers).
 //   - Another endpoint_type answers UNSUPPORTED_ENDPOINT_TYPE, as Kafka does.
 //   - v2 (KIP-1073): include_fenced_brokers also lists the registered but
@@ -54,9 +55,27 @@ func describeCluster(b *Broker, c *call, r kmsg.Request, served int8) {
 	}
 	if served == endpointTypeControllers {
 		resp.ControllerID = b.activeControllerID()
-		for _, v := range b.StaticConfig.ControllerQuorumVoters {
+		if b.Quorum == nil {
+			for _, v := range b.StaticConfig.ControllerQuorumVoters {
+				br := kmsg.NewDescribeClusterResponseBroker()
+				br.NodeID, br.Host, br.Port = v.NodeID, v.Host, int32(v.Port)
+				resp.Brokers = append(resp.Brokers, br)
+			}
+			c.reply(resp)
+			return
+		}
+		for _, v := range b.Quorum.Status().Voters {
+			if len(v.Endpoints) == 0 {
+				continue
+			}
+			ep := v.Endpoints[0]
+			for _, e := range v.Endpoints {
+				if e.Name == c.req.Conn.Listener {
+					ep = e
+				}
+			}
 			br := kmsg.NewDescribeClusterResponseBroker()
-			br.NodeID, br.Host, br.Port = v.NodeID, v.Host, int32(v.Port)
+			br.NodeID, br.Host, br.Port = v.ID, ep.Host, int32(ep.Port)
 			resp.Brokers = append(resp.Brokers, br)
 		}
 		c.reply(resp)

@@ -15,7 +15,8 @@ package api
 //     at once; it is sent when it changed.
 //   - GROUP READ on the group, TOPIC DESCRIBE on every subscribed topic
 //     (TOPIC_AUTHORIZATION_FAILED naming the denied ones).
-//   - UNSUPPORTED_VERSION when group.share.enable is false.
+//   - UNSUPPORTED_VERSION when group.share.enable is false or share.version
+//     is finalized at 0.
 
 import (
 	"slices"

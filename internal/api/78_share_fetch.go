@@ -8,7 +8,9 @@ package api
 //     KIP-1222) adds ShareAcquireMode and IsRenewAck; acquisition here is
 //     per record and strict either way (MaxRecords is never exceeded).
 //   - Share sessions (share.Sessions, group.share.max.share.sessions): epoch
-//     0 opens one (acknowledgements with it are INVALID_REQUEST), -1
+//     0 opens one (acknowledgements with it are INVALID_REQUEST), replacing
+//     the member's previous one without releasing what it acquired (the
+//     member may still acknowledge it; its locks time out otherwise), -1
 //     applies the acknowledgements, closes it and releases what the member
 //     still holds on its partitions, and fetches nothing; any other epoch
 //     must be the session's next (INVALID_SHARE_SESSION_EPOCH,
@@ -31,7 +33,12 @@ package api
 //     group.share.record.lock.duration.ms.
 //   - With nothing acquired and MaxWaitMillis > 0 the request is parked
 //     until an append to one of its partitions, a lock timing out on one,
-//     or the deadline.
+//     or the deadline. A share-partition whose state cannot be loaded yet
+//     (COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE,
+//     NOT_COORDINATOR: __share_group_state still loading on a fresh node)
+//     parks the request too and is read again every 100 ms; the error is
+//     answered only at the deadline, as Kafka's fetch waits for its
+//     persister's retries.
 //   - Partitions this node does not lead answer NOT_LEADER_OR_FOLLOWER
 //     with the current leader and its endpoint.
 //   - GROUP READ on the group (top-level GROUP_AUTHORIZATION_FAILED),
@@ -49,6 +56,10 @@ import (
 )
 
 func init() { register(78, 1, 2, handleShareFetch) }
+
+// shareLoadRecheckMs is how soon a parked ShareFetch reads again a
+// share-partition whose share coordinator could not load it yet.
+const shareLoadRecheckMs = 100
 
 // shareFetchDefaultMaxRecords bounds a request that names no MaxRecords
 // (Kafka's max.poll.records default).
@@ -97,14 +108,20 @@ func handleShareFetch(b *Broker, c *call, r kmsg.Request) {
 	readable := b.topicChecker(c, opRead)
 	op := &shareFetchOp{b: b, c: c, req: req, group: group, member: member, results: map[share.TopicPartition]*kmsg.ShareFetchResponseTopicPartition{}}
 	var closed *share.Session
-	code := b.shares().sessions.Use(share.SessionKey{Group: group, Member: member}, req.ShareSessionEpoch, nowMs, func(s *share.Session, replaced *share.Session) {
+	code := b.shares().sessions.Use(share.SessionKey{Group: group, Member: member}, req.ShareSessionEpoch, nowMs, func(s *share.Session) {
 		if req.ShareSessionEpoch == share.FinalEpoch {
 			closed = s
 			return
 		}
-		if replaced != nil {
-			b.releaseShareSession(group, member, replaced)
-		}
+		// A replaced session's acquisitions are not released: the
+		// member still holds them, as in Kafka (ShareSessionCache.remove
+		// on an initial epoch), and may acknowledge them in this session.
+		// Releasing them here raced with a request of the old session
+		// still being served (a ShareFetch the client gave up on): this
+		// request acquired the released records again for the same
+		// member, the old request's ACCEPT then acknowledged them, and the
+		// member's ACCEPT of the redelivery was refused with
+		// INVALID_RECORD_STATE.
 		for _, t := range req.Topics {
 			for _, p := range t.Partitions {
 				s.Add(share.TopicPartition{TopicID: t.TopicID, Partition: p.Partition})
@@ -175,6 +192,13 @@ type shareFetchOp struct {
 	mu      sync.Mutex // serializes reads of a parked op
 	done    atomic.Bool
 	pending atomic.Int64
+	// loading is set by a read that found a share-partition it could not
+	// load yet (its share coordinator still loading or moving); the
+	// parked op reads again shortly instead of answering the error.
+	loading atomic.Bool
+	// final is set for the read at the deadline, which answers such
+	// errors.
+	final   atomic.Bool
 	parking struct {
 		sync.Mutex
 		timer   *time.Timer
@@ -226,6 +250,7 @@ func (op *shareFetchOp) read() bool {
 		remainingBytes = b.Config().MessageMaxBytes * 50
 	}
 	answerNow := false
+	op.loading.Store(false)
 	for _, tp := range op.fetching {
 		if op.skipped[tp] || maxRecords <= 0 {
 			continue
@@ -250,6 +275,12 @@ func (op *shareFetchOp) read() bool {
 			continue
 		}
 		got := b.acquireShareRecords(op.group, op.member, target, partitionMaxBytes, maxRecords, nowMs)
+		if got.code != 0 && share.RetriableStateError(got.code) && op.req.MaxWaitMillis > 0 && !op.final.Load() && !b.closing.Load() {
+			// Kafka's fetch waits while its persister retries; here the
+			// parked op reads again (shareLoadRecheckMs).
+			op.loading.Store(true)
+			continue
+		}
 		if got.code != 0 {
 			op.result(tp).ErrorCode = got.code
 			answerNow = true
@@ -376,6 +407,9 @@ func (op *shareFetchOp) recheck() {
 			op.respond()
 			return
 		}
+		if op.loading.Load() {
+			time.AfterFunc(shareLoadRecheckMs*time.Millisecond, op.trigger)
+		}
 		if op.pending.CompareAndSwap(seen, 0) {
 			return
 		}
@@ -387,6 +421,7 @@ func (op *shareFetchOp) expire() {
 	if op.done.Load() {
 		return
 	}
+	op.final.Store(true)
 	op.read()
 	op.respond()
 }

@@ -59,7 +59,7 @@ func handleShareAcknowledge(b *Broker, c *call, r kmsg.Request) {
 	}
 	nowMs := b.Now().UnixMilli()
 	var closed *share.Session
-	code := b.shares().sessions.Use(share.SessionKey{Group: group, Member: member}, req.ShareSessionEpoch, nowMs, func(s *share.Session, _ *share.Session) {
+	code := b.shares().sessions.Use(share.SessionKey{Group: group, Member: member}, req.ShareSessionEpoch, nowMs, func(s *share.Session) {
 		if req.ShareSessionEpoch == share.FinalEpoch {
 			closed = s
 		}

@@ -5,7 +5,13 @@ package api
 // durable state (ReadShareGroupStateSummary through the share coordinator).
 //
 // Behavior:
-//   - Topics null describes the topics the group's members subscribe to.
+//   - Topics null describes the group's initialized share-partitions (its
+//     ShareGroupStatePartitionMetadata record: those assigned to members
+//     and those AlterShareGroupOffsets set), leaving out topics deleted
+//     since and topics the caller may not describe.
+//   - While the share coordinator cannot answer yet (loading
+//     __share_group_state, moving), a read is retried with Kafka's
+//     persister backoff before its error is answered.
 //   - A share-partition never initialized answers start offset -1.
 //   - v1 adds Lag: the records from the start offset to the high watermark
 //     when this node leads the partition, -1 when it does not know.
@@ -16,9 +22,13 @@ package api
 //   - GROUP DESCRIBE on the group, TOPIC DESCRIBE on each topic.
 
 import (
+	"slices"
+	"strings"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/samsa-streaming/samsa/internal/metadata"
 	"github.com/samsa-streaming/samsa/internal/share"
 )
 
@@ -42,7 +52,7 @@ func handleDescribeShareGroupOffsets(b *Broker, c *call, r kmsg.Request) {
 				resp.Groups = append(resp.Groups, rg)
 				continue
 			}
-			info, err := b.shareAdminGroup(g.GroupID, false)
+			info, err := b.shareAdminGroup(g.GroupID, false, false)
 			if err != nil {
 				rg.ErrorCode = err.Code
 				resp.Groups = append(resp.Groups, rg)
@@ -50,9 +60,7 @@ func handleDescribeShareGroupOffsets(b *Broker, c *call, r kmsg.Request) {
 			}
 			topics := g.Topics
 			if topics == nil {
-				for _, name := range info.Topics {
-					topics = append(topics, kmsg.DescribeShareGroupOffsetsRequestGroupTopic{Topic: name})
-				}
+				topics = initializedShareTopics(img, info.Initialized, describable)
 			}
 			for _, t := range topics {
 				rt := kmsg.NewDescribeShareGroupOffsetsResponseGroupTopic()
@@ -76,7 +84,12 @@ func handleDescribeShareGroupOffsets(b *Broker, c *call, r kmsg.Request) {
 					case topic == nil || p < 0 || p >= n:
 						rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 					default:
-						s, found, code := b.readShareState(share.Key{Group: g.GroupID, TopicID: topic.ID, Partition: p}, -1)
+						var s share.PersistedState
+						var found bool
+						code := b.retryShareState(func() (code int16) {
+							s, found, code = b.readShareState(share.Key{Group: g.GroupID, TopicID: topic.ID, Partition: p}, -1)
+							return code
+						})
 						rp.ErrorCode = code
 						if code == 0 && found {
 							rp.StartOffset, rp.LeaderEpoch = s.StartOffset, s.LeaderEpoch
@@ -93,4 +106,23 @@ func handleDescribeShareGroupOffsets(b *Broker, c *call, r kmsg.Request) {
 		}
 		c.reply(resp)
 	})
+}
+
+// initializedShareTopics are the group's initialized share-partitions, by
+// topic name in name order, for a request naming no topics: topics since
+// deleted, and topics the caller may not describe, are left out without a
+// row, as Kafka leaves them out.
+func initializedShareTopics(img *metadata.Image, initialized map[[16]byte][]int32, describable *topicAuthorizer) []kmsg.DescribeShareGroupOffsetsRequestGroupTopic {
+	var out []kmsg.DescribeShareGroupOffsetsRequestGroupTopic
+	for id, partitions := range initialized {
+		t := img.TopicByID(metadata.UUID(id))
+		if t == nil || !describable.allowed(t.Name) {
+			continue
+		}
+		out = append(out, kmsg.DescribeShareGroupOffsetsRequestGroupTopic{Topic: t.Name, Partitions: slices.Clone(partitions)})
+	}
+	slices.SortFunc(out, func(a, b kmsg.DescribeShareGroupOffsetsRequestGroupTopic) int {
+		return strings.Compare(a.Topic, b.Topic)
+	})
+	return out
 }

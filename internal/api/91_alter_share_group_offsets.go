@@ -10,8 +10,13 @@ package api
 //   - The group must be an empty share group (NON_EMPTY_GROUP,
 //     GROUP_ID_NOT_FOUND for another type); an absent one is created
 //     empty, as Kafka does; NOT_COORDINATOR when it is not coordinated
-//     here. Its topics are then described by DescribeShareGroupOffsets
-//     with null topics, with the members' subscriptions.
+//     here. The partitions set are added to the group's initialized
+//     share-partitions (its ShareGroupStatePartitionMetadata record),
+//     which DescribeShareGroupOffsets with null topics describes.
+//   - While the share coordinator cannot answer yet (loading
+//     __share_group_state on a fresh node, moving), its calls are retried
+//     with Kafka's persister backoff (1 s doubling, ±20%, 5 attempts)
+//     before the error is answered.
 //   - UNKNOWN_TOPIC_OR_PARTITION for partitions that do not exist,
 //     INVALID_REQUEST for a negative offset.
 //   - GROUP READ on the group (top level), TOPIC READ on each topic.
@@ -39,11 +44,7 @@ func handleAlterShareGroupOffsets(b *Broker, c *call, r kmsg.Request) {
 		allowed[t.Topic] = readable.allowed(t.Topic)
 	}
 	offHandler(func() {
-		var topics []string
-		for _, t := range req.Topics {
-			topics = append(topics, t.Topic)
-		}
-		if _, err := b.shareAdminGroupOf(req.GroupID, true, true, topics...); err != nil {
+		if _, err := b.shareAdminGroup(req.GroupID, true, true); err != nil {
 			resp.ErrorCode = err.Code
 			c.reply(resp)
 			return
@@ -56,6 +57,7 @@ func handleAlterShareGroupOffsets(b *Broker, c *call, r kmsg.Request) {
 			if topic != nil {
 				rt.TopicID = topic.ID
 			}
+			var initialized []int32
 			for _, p := range t.Partitions {
 				rp := kmsg.NewAlterShareGroupOffsetsResponseTopicPartition()
 				rp.Partition = p.Partition
@@ -68,14 +70,32 @@ func handleAlterShareGroupOffsets(b *Broker, c *call, r kmsg.Request) {
 					rp.ErrorCode = kerr.InvalidRequest.Code
 				default:
 					key := share.Key{Group: req.GroupID, TopicID: topic.ID, Partition: p.Partition}
-					s, _, code := b.readShareState(key, -1)
+					var s share.PersistedState
+					code := b.retryShareState(func() (code int16) {
+						s, _, code = b.readShareState(key, -1)
+						return code
+					})
 					if code == 0 {
-						code = b.initializeShareState(key, s.StateEpoch+1, p.StartOffset)
+						code = b.retryShareState(func() int16 { return b.initializeShareState(key, s.StateEpoch+1, p.StartOffset) })
 					}
 					rp.ErrorCode = code
 					b.forgetLocalSharePartition(key)
+					if code == 0 {
+						initialized = append(initialized, p.Partition)
+					}
 				}
 				rt.Partitions = append(rt.Partitions, rp)
+			}
+			if len(initialized) > 0 {
+				// Kafka's coordinator records the partitions initialized
+				// once the persister initialized them.
+				if code := b.Groups.ShareStateInitialized(req.GroupID, topic.ID, t.Topic, initialized); code != 0 {
+					for i := range rt.Partitions {
+						if rt.Partitions[i].ErrorCode == 0 {
+							rt.Partitions[i].ErrorCode = code
+						}
+					}
+				}
 			}
 			resp.Topics = append(resp.Topics, rt)
 		}

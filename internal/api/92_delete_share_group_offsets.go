@@ -10,6 +10,14 @@ package api
 //     GROUP_ID_NOT_FOUND); NOT_COORDINATOR when it is not coordinated
 //     here.
 //   - UNKNOWN_TOPIC_OR_PARTITION for a topic that does not exist.
+//   - The topic leaves the group's initialized share-partitions: it is
+//     recorded deleting (ShareGroupStatePartitionMetadata) before its
+//     state is deleted and dropped from the record after; a failed delete
+//     leaves it deleting, and DescribeShareGroupOffsets with null topics
+//     no longer lists it.
+//   - While the share coordinator cannot answer yet, each delete is
+//     retried with Kafka's persister backoff before its error is
+//     answered.
 //   - GROUP DELETE on the group (top level), TOPIC READ on each topic.
 
 import (
@@ -35,7 +43,7 @@ func handleDeleteShareGroupOffsets(b *Broker, c *call, r kmsg.Request) {
 		allowed[t.Topic] = readable.allowed(t.Topic)
 	}
 	offHandler(func() {
-		if _, err := b.shareAdminGroup(req.GroupID, true); err != nil {
+		if _, err := b.shareAdminGroup(req.GroupID, true, false); err != nil {
 			resp.ErrorCode = err.Code
 			c.reply(resp)
 			return
@@ -52,12 +60,21 @@ func handleDeleteShareGroupOffsets(b *Broker, c *call, r kmsg.Request) {
 				rt.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			default:
 				rt.TopicID = topic.ID
+				// The topic is marked deleting first, as Kafka's
+				// coordinator marks it, and forgotten once its state is.
+				if code := b.Groups.ShareStateDeleting(req.GroupID, topic.ID, t.Topic); code != 0 {
+					rt.ErrorCode = code
+					break
+				}
 				for p := range n {
 					key := share.Key{Group: req.GroupID, TopicID: topic.ID, Partition: p}
-					if code := b.deleteShareState(key); code != 0 && rt.ErrorCode == 0 {
+					if code := b.retryShareState(func() int16 { return b.deleteShareState(key) }); code != 0 && rt.ErrorCode == 0 {
 						rt.ErrorCode = code
 					}
 					b.forgetLocalSharePartition(key)
+				}
+				if rt.ErrorCode == 0 {
+					rt.ErrorCode = b.Groups.ShareStateDeleted(req.GroupID, topic.ID)
 				}
 			}
 			resp.Topics = append(resp.Topics, rt)

@@ -1,12 +1,13 @@
 package api
 
 // Authorization of the admin, config and cluster APIs, as Kafka's KafkaApis
-// and ControllerApis check them. Requests decided by the active controller
-// are checked here, on the node the client reached, before they are
-// forwarded: denied items leave the request and are answered beside the
-// controller's answer (call.amend). The controller checks the forwarded
-// request again against the forwarding broker's principal, which must be
-// allowed (a super user, as Kafka's brokers are).
+// and ControllerApis check them. A request the active controller decides
+// is checked once, where it is decided: a broker that forwards it checks
+// nothing and sends it in an Envelope with the client's principal
+// (58_envelope.go), and the controller authorizes it as that client, as
+// Kafka's ControllerApis does. Denied items leave the request and are
+// answered beside the decided ones (call.amend). Only what the receiving
+// node decides itself is checked there: broker logger levels.
 
 import (
 	"slices"
@@ -149,14 +150,18 @@ func (b *Broker) authorizeAlterConfigs(c *call, req *kmsg.AlterConfigsRequest) {
 	}
 }
 
-// authorizeIncrementalAlterConfigs needs ALTER_CONFIGS on each resource.
-func (b *Broker) authorizeIncrementalAlterConfigs(c *call, req *kmsg.IncrementalAlterConfigsRequest) {
+// authorizeIncrementalAlterConfigs needs ALTER_CONFIGS on each resource
+// (each one checked lets through, every one when checked is nil).
+func (b *Broker) authorizeIncrementalAlterConfigs(c *call, req *kmsg.IncrementalAlterConfigsRequest, checked func(kmsg.IncrementalAlterConfigsRequestResource) bool) {
 	if !b.authorizing() {
 		return
 	}
 	var denied []kmsg.IncrementalAlterConfigsResponseResource
 	req.Resources, denied = withholdDenied(req.Resources, func(rr kmsg.IncrementalAlterConfigsRequestResource) (kmsg.IncrementalAlterConfigsResponseResource, bool) {
 		sr := kmsg.NewIncrementalAlterConfigsResponseResource()
+		if checked != nil && !checked(rr) {
+			return sr, false
+		}
 		code := b.authorizeConfigResource(c, opAlterConfigs, rr.ResourceType, rr.ResourceName)
 		if code != nil {
 			sr.ResourceType, sr.ResourceName, sr.ErrorCode, sr.ErrorMessage = rr.ResourceType, rr.ResourceName, code.Code, strptr(code.Message)
@@ -304,20 +309,25 @@ func (b *Broker) authorizeCreatePartitions(c *call, req *kmsg.CreatePartitionsRe
 	}
 }
 
-// authorizingAlterConfigs runs the AlterConfigs handler on the resources
-// the principal may alter, the denied ones answered beside its answer.
-func authorizingAlterConfigs(handle func(b *Broker, c *call, r kmsg.Request)) func(b *Broker, c *call, r kmsg.Request) {
-	return func(b *Broker, c *call, r kmsg.Request) {
-		b.authorizeAlterConfigs(c, r.(*kmsg.AlterConfigsRequest))
-		handle(b, c, r)
+// authorizeAlterConfigsHere authorizes an AlterConfigs request the
+// receiving node decides; one it forwards (forward) is authorized by the
+// active controller, as Kafka's ConfigAdminManager.preprocess leaves every
+// resource but broker loggers to it.
+func (b *Broker) authorizeAlterConfigsHere(c *call, req *kmsg.AlterConfigsRequest, forward bool) {
+	if !forward {
+		b.authorizeAlterConfigs(c, req)
 	}
 }
 
-// authorizingIncrementalAlterConfigs is authorizingAlterConfigs for
-// IncrementalAlterConfigs.
-func authorizingIncrementalAlterConfigs(handle func(b *Broker, c *call, r kmsg.Request)) func(b *Broker, c *call, r kmsg.Request) {
-	return func(b *Broker, c *call, r kmsg.Request) {
-		b.authorizeIncrementalAlterConfigs(c, r.(*kmsg.IncrementalAlterConfigsRequest))
-		handle(b, c, r)
+// authorizeIncrementalAlterConfigsHere is authorizeAlterConfigsHere for
+// IncrementalAlterConfigs: a forwarding node checks only the broker logger
+// resources, whose levels it sets itself.
+func (b *Broker) authorizeIncrementalAlterConfigsHere(c *call, req *kmsg.IncrementalAlterConfigsRequest, forward bool) {
+	if !forward {
+		b.authorizeIncrementalAlterConfigs(c, req, nil)
+		return
 	}
+	b.authorizeIncrementalAlterConfigs(c, req, func(rr kmsg.IncrementalAlterConfigsRequestResource) bool {
+		return rr.ResourceType == kmsg.ConfigResourceTypeBrokerLogger
+	})
 }

@@ -47,11 +47,18 @@ func (b *Broker) isActiveController() bool { return b.activeControllerID() == b.
 // reports whether it did; the answer is sent later. A controller that cannot
 // be reached closes the connection, so the client retries elsewhere.
 func (b *Broker) forwarded(c *call, req kmsg.Request) bool {
-	if b.isActiveController() || b.ForwardToController == nil || c.enveloped {
+	if !b.forwards(c) {
 		return false
 	}
 	b.forward(c, req)
 	return true
+}
+
+// forwards reports whether a metadata-changing request on c goes to the
+// active controller rather than being decided here (forwarded). Such a
+// request is authorized there, not here.
+func (b *Broker) forwards(c *call) bool {
+	return !b.isActiveController() && b.ForwardToController != nil && !c.enveloped
 }
 
 // forward sends req to the active controller and relays the answer. A

@@ -11,18 +11,13 @@ import (
 	"github.com/samsa-streaming/samsa/internal/share"
 )
 
-// shareAdminGroup returns the share group id for an admin request, or the
+// shareAdminGroup returns the share group for an admin request, or the
 // error: NOT_COORDINATOR (and the like) when it is not coordinated here,
 // GROUP_ID_NOT_FOUND when it is not a share group, NON_EMPTY_GROUP when
-// mustBeEmpty and it has members.
-func (b *Broker) shareAdminGroup(id string, mustBeEmpty bool) (group.ShareGroupInfo, *kerr.Error) {
-	return b.shareAdminGroupOf(id, mustBeEmpty, false)
-}
-
-// shareAdminGroupOf is shareAdminGroup that, with create, makes an absent
-// group an empty share group remembering adminTopics.
-func (b *Broker) shareAdminGroupOf(id string, mustBeEmpty, create bool, adminTopics ...string) (group.ShareGroupInfo, *kerr.Error) {
-	info, code := b.Groups.ShareGroup(id, create, adminTopics...)
+// mustBeEmpty and it has members. With create an absent group is made an
+// empty share group (AlterShareGroupOffsets).
+func (b *Broker) shareAdminGroup(id string, mustBeEmpty, create bool) (group.ShareGroupInfo, *kerr.Error) {
+	info, code := b.Groups.ShareGroup(id, create)
 	switch {
 	case code != 0:
 		return info, kerr.ErrorForCode(code).(*kerr.Error)

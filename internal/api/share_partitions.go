@@ -45,8 +45,11 @@ func (b *Broker) shares() *shareState {
 	return s
 }
 
-// sharesEnabled reports whether group.share.enable is on.
-func (b *Broker) sharesEnabled() bool { return b.Config().Share.Enable }
+// sharesEnabled reports whether share groups are served: group.share.enable
+// is on and the finalized share.version is at least 1.
+func (b *Broker) sharesEnabled() bool {
+	return b.Config().Share.Enable && b.Image().FeatureLevel(metadata.ShareVersionFeature) >= 1
+}
 
 // ReleaseShareMember releases every record member of group holds on this
 // node (it left the group or its session expired).
@@ -151,20 +154,21 @@ func currentLeader(img *metadata.Image, t sharePartitionTarget) (leader, epoch i
 // at the log end (share.auto.offset.reset=latest, Kafka's default;
 // earliest: the log start) and initialized so; one loaded under an older
 // leader epoch is reloaded, as another leader may have moved it meanwhile.
-// What fn changes is persisted before the lock is released.
+// What fn changes is persisted before withSharePartition returns, after
+// the share-partition's lock is released (persistSharePartition).
 func (b *Broker) withSharePartition(group string, t sharePartitionTarget, nowMs int64, fn func(sp *share.Partition)) int16 {
 	key := share.Key{Group: group, TopicID: t.topicID, Partition: t.partition}
 	settings := b.shareSettings(group)
 	cfg := settings.partition
 	leaderEpoch := t.p.LeaderEpoch()
-	var persistCode int16
+	var reloadCode int16
 	code := b.shares().partitions.Do(key, func() (*share.Partition, int16) {
 		return b.loadSharePartition(key, settings, t, leaderEpoch)
 	}, func(sp *share.Partition) {
 		if sp.LeaderEpoch() != leaderEpoch {
 			fresh, code := b.loadSharePartition(key, settings, t, leaderEpoch)
 			if code != 0 {
-				persistCode = code
+				reloadCode = code
 				return
 			}
 			*sp = *fresh
@@ -175,12 +179,14 @@ func (b *Broker) withSharePartition(group string, t sharePartitionTarget, nowMs 
 			sp.AdvanceTo(start)
 		}
 		fn(sp)
-		persistCode = b.persistSharePartitionLocked(key, sp)
 	})
 	if code != 0 {
 		return code
 	}
-	return persistCode
+	if reloadCode != 0 {
+		return reloadCode
+	}
+	return b.persistSharePartition(key)
 }
 
 // loadSharePartition makes key's share-partition from its durable state.
@@ -343,14 +349,15 @@ func (b *Broker) acknowledgeShare(group, member string, t sharePartitionTarget, 
 	key := share.Key{Group: group, TopicID: t.topicID, Partition: t.partition}
 	found := b.shares().partitions.Peek(key, func(sp *share.Partition) {
 		sp.Tick(nowMs)
-		if code = sp.Acknowledge(member, batches, isRenew, nowMs); code == 0 {
-			code = b.persistSharePartitionLocked(key, sp)
-		}
+		code = sp.Acknowledge(member, batches, isRenew, nowMs)
 	})
-	if !found {
+	switch {
+	case !found:
 		return kerr.InvalidRecordState.Code
+	case code != 0:
+		return code
 	}
-	return code
+	return b.persistSharePartition(key)
 }
 
 // releaseShareSession releases what member holds on the partitions of a

@@ -10,6 +10,7 @@ package api
 
 import (
 	"context"
+	"math/rand/v2"
 	"strconv"
 	"time"
 
@@ -44,6 +45,29 @@ func (b *Broker) shareCoordinatorFor(key share.Key) (partition, leader int32, co
 	}
 	p := group.PartitionFor(key.CoordinatorKey(), int32(len(t.Partitions)))
 	return p, t.Partitions[p].Leader, 0
+}
+
+// retryShareState runs a persister call of the share admin APIs (90-92)
+// again while the share coordinator answers that it cannot yet (loading
+// __share_group_state, moving, not elected), with Kafka's persister
+// backoff (share.DefaultPersisterRetry), and returns the last answer.
+// Those APIs run off the handler pool, so the wait holds no handler; a
+// shutdown cuts it short.
+func (b *Broker) retryShareState(attempt func() int16) int16 {
+	return share.DefaultPersisterRetry().Do(attempt, b.shareRetryWait, rand.Float64)
+}
+
+// shareRetryWaitStepMs is how often a persister backoff checks for a
+// shutdown.
+const shareRetryWaitStepMs = 100
+
+func (b *Broker) shareRetryWait(d time.Duration) bool {
+	for d > 0 && !b.closing.Load() {
+		step := min(d, shareRetryWaitStepMs*time.Millisecond)
+		time.Sleep(step)
+		d -= step
+	}
+	return !b.closing.Load()
 }
 
 // sharePersistTimeout bounds a persister call to another node.
@@ -125,25 +149,22 @@ func (b *Broker) sendShareState(leader int32, req kmsg.Request) (kmsg.Response, 
 	return b.SendToBroker(ctx, leader, req)
 }
 
-// persistSharePartitionLocked writes sp's state if it changed since the
-// last write; the caller holds the share-partition's lock, so writes of
-// one share-partition go out in order.
-func (b *Broker) persistSharePartitionLocked(key share.Key, sp *share.Partition) int16 {
-	start, batches, changed := sp.PendingWrite()
-	if !changed {
-		return 0
-	}
-	code := b.writeShareState(key, sp.StateEpoch(), sp.LeaderEpoch(), start, batches)
-	switch code {
-	case 0:
-		sp.MarkWritten(start, batches)
-	case kerr.FencedStateEpoch.Code:
-		// An admin reset the state: reload it on the next use.
-		sp.SetLeaderEpoch(-2)
-	default:
-		b.Logger.Warn("failed to persist share-partition state", "group", key.Group, "partition", key.Partition, "err", kerr.ErrorForCode(code))
-	}
-	return code
+// persistSharePartition writes the changes of key's share-partition
+// through its share coordinator (share.Manager.Persist: in order, without
+// holding the share-partition's lock across the call).
+func (b *Broker) persistSharePartition(key share.Key) int16 {
+	return b.shares().partitions.Persist(key, func(w share.StateWrite) int16 {
+		return b.writeShareState(key, w.StateEpoch, w.LeaderEpoch, w.StartOffset, w.Batches)
+	}, func(sp *share.Partition, code int16) {
+		switch code {
+		case 0:
+		case kerr.FencedStateEpoch.Code:
+			// An admin reset the state: reload it on the next use.
+			sp.SetLeaderEpoch(-2)
+		default:
+			b.Logger.Warn("failed to persist share-partition state", "group", key.Group, "partition", key.Partition, "err", kerr.ErrorForCode(code))
+		}
+	})
 }
 
 // initializeShareState resets key's durable state to start at startOffset

@@ -224,3 +224,68 @@ func TestAuthorizerReplaceWhileChecking(t *testing.T) {
 		}
 	}
 }
+
+// The registry's resource types: their codes, names, and what Validate
+// accepts for them.
+func TestRegistryResourceTypes(t *testing.T) {
+	if ResourceRegistry != 100 || ResourceSubject != 101 {
+		t.Fatalf("codes %d %d", ResourceRegistry, ResourceSubject)
+	}
+	for _, c := range []struct {
+		rt   ResourceType
+		name string
+	}{{ResourceRegistry, "REGISTRY"}, {ResourceSubject, "SUBJECT"}, {ResourceUser, "USER"}} {
+		if c.rt.String() != c.name || !c.rt.Known() {
+			t.Errorf("%d: %s known=%v", c.rt, c.rt, c.rt.Known())
+		}
+		if parsed, ok := ParseResourceType(c.name); !ok || parsed != c.rt {
+			t.Errorf("parse %s: %d %v", c.name, parsed, ok)
+		}
+	}
+	for _, unknown := range []ResourceType{8, 42, 99, 102, -1} {
+		if unknown.Known() || unknown.String() != fmt.Sprintf("UNKNOWN(%d)", unknown) {
+			t.Errorf("%d: known=%v %s", unknown, unknown.Known(), unknown)
+		}
+	}
+	if _, ok := ParseResourceType(""); ok {
+		t.Error("the empty name parsed")
+	}
+	valid := func(b Binding) string { return b.Validate() }
+	allow := func(rt ResourceType, name string, pattern PatternType) Binding {
+		return Binding{rt, name, pattern, "User:alice", Wildcard, OpRead, PermissionAllow}
+	}
+	for _, c := range []struct {
+		b    Binding
+		want string
+	}{
+		{allow(ResourceSubject, "orders-value", PatternLiteral), ""},
+		{allow(ResourceSubject, "orders-", PatternPrefixed), ""},
+		{allow(ResourceSubject, Wildcard, PatternLiteral), ""},
+		{allow(ResourceSubject, "", PatternLiteral), "Resource name should not be empty"},
+		{allow(ResourceRegistry, RegistryName, PatternLiteral), ""},
+		{allow(ResourceRegistry, "other", PatternLiteral), "The only valid name for the REGISTRY resource is schema-registry, LITERAL"},
+		{allow(ResourceRegistry, RegistryName, PatternPrefixed), "The only valid name for the REGISTRY resource is schema-registry, LITERAL"},
+		{allow(ResourceType(99), "x", PatternLiteral), "Invalid resourceType UNKNOWN"},
+	} {
+		if got := valid(c.b); got != c.want {
+			t.Errorf("%v: %q, want %q", c.b, got, c.want)
+		}
+	}
+	// An index keeps registry ACLs and decides on them; an ANY filter
+	// leaves them out, a filter naming their type selects them.
+	ix := NewIndex([]Binding{allow(ResourceSubject, "orders-", PatternPrefixed), allow(ResourceTopic, "orders-", PatternPrefixed)}, Settings{})
+	if got := ix.Bindings(MatchAll); len(got) != 1 || got[0].ResourceType != ResourceTopic {
+		t.Fatalf("ANY filter: %v", got)
+	}
+	if got := ix.Bindings(RegistryFilters[1]); len(got) != 1 || got[0].ResourceType != ResourceSubject {
+		t.Fatalf("SUBJECT filter: %v", got)
+	}
+	if got := ix.Bindings(RegistryFilters[0]); len(got) != 0 {
+		t.Fatalf("REGISTRY filter: %v", got)
+	}
+	ix = NewIndex([]Binding{allow(ResourceSubject, "orders-", PatternPrefixed)}, Settings{})
+	if ix.Len() != 1 || !ix.Authorize("User:alice", "1.1.1.1", OpRead, ResourceSubject, "orders-value") ||
+		ix.Authorize("User:alice", "1.1.1.1", OpRead, ResourceTopic, "orders-value") {
+		t.Fatal("prefixed subject ACL")
+	}
+}

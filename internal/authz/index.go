@@ -19,6 +19,8 @@
 //   - An applying ALLOW for the operation or ALL allows; ALLOW of READ,
 //     WRITE, DELETE or ALTER also allows DESCRIBE, and ALLOW of
 //     ALTER_CONFIGS also allows DESCRIBE_CONFIGS.
+//   - The schema registry's REGISTRY and SUBJECT resource types (codes 100
+//     and 101, Samsa's own, see types.go) follow the same rules.
 //   - A resource with ACLs but none allowing is denied. A resource with no
 //     ACL at all (for any principal) is allowed only when
 //     allow.everyone.if.no.acl.found is true.
@@ -57,9 +59,10 @@ type Index struct {
 	superUsers map[string]struct{}
 	literal    map[resourceKey][]entry
 	prefixed   map[resourceKey][]entry
-	// prefixLengths holds, per resource type, the distinct lengths of its
-	// prefixed patterns in ascending order, so a check looks up only the
-	// prefixes of a name that some ACL could have.
+	// prefixLengths holds, per resource type (indexed by resourceSlot),
+	// the distinct lengths of its prefixed patterns in ascending order, so
+	// a check looks up only the prefixes of a name that some ACL could
+	// have.
 	prefixLengths [numResourceTypes][]int
 	// bindings are all the ACLs, deduplicated, in a stable order.
 	bindings []Binding
@@ -94,9 +97,10 @@ func NewIndex(bindings []Binding, settings Settings) *Index {
 			continue
 		}
 		ix.prefixed[key] = append(ix.prefixed[key], e)
-		lengths := ix.prefixLengths[b.ResourceType]
+		slot := resourceSlot(b.ResourceType)
+		lengths := ix.prefixLengths[slot]
 		if i, found := slices.BinarySearch(lengths, len(b.ResourceName)); !found {
-			ix.prefixLengths[b.ResourceType] = slices.Insert(lengths, i, len(b.ResourceName))
+			ix.prefixLengths[slot] = slices.Insert(lengths, i, len(b.ResourceName))
 		}
 	}
 	slices.SortFunc(ix.bindings, compareBindings)
@@ -159,7 +163,8 @@ func (ix *Index) Authorize(principal, host string, operation Operation, resource
 	if _, ok := ix.superUsers[principal]; ok {
 		return true
 	}
-	if resourceType < 0 || resourceType >= numResourceTypes {
+	slot := resourceSlot(resourceType)
+	if slot < 0 {
 		return false
 	}
 	userPrincipal := strings.HasPrefix(principal, "User:")
@@ -168,7 +173,7 @@ func (ix *Index) Authorize(principal, host string, operation Operation, resource
 	if name != Wildcard {
 		v.add(ix.literal[resourceKey{resourceType, Wildcard}], principal, userPrincipal, host, operation)
 	}
-	for _, n := range ix.prefixLengths[resourceType] {
+	for _, n := range ix.prefixLengths[slot] {
 		if n > len(name) {
 			break
 		}

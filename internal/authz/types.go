@@ -19,11 +19,43 @@ const (
 	ResourceDelegationToken ResourceType = 6
 	ResourceUser            ResourceType = 7
 
-	numResourceTypes = 8
+	// The schema registry's resource types are Samsa's own, as Redpanda
+	// adds its own: Kafka has none for the registry. REGISTRY is the
+	// registry as a whole (its global compatibility level and mode), with
+	// the one name RegistryName; SUBJECT is one subject, by name, literal or
+	// prefixed. Their codes sit far above Kafka's, which Kafka allocates
+	// one by one from 8, so a future Kafka type never takes them; Kafka's
+	// clients read a code they do not know as UNKNOWN (Java's
+	// ResourceType.fromCode), never as one of their own types.
+	ResourceRegistry ResourceType = 100
+	ResourceSubject  ResourceType = 101
+
+	// numKafkaResourceTypes are the codes 0..7 Kafka defines.
+	numKafkaResourceTypes = 8
+	// numResourceTypes counts the slots of resourceSlot: Kafka's codes,
+	// then REGISTRY and SUBJECT.
+	numResourceTypes = numKafkaResourceTypes + 2
 )
+
+// resourceSlot maps a known resource type to 0..numResourceTypes-1, for
+// per-type tables; -1 for a code neither Kafka nor Samsa defines.
+func resourceSlot(t ResourceType) int {
+	switch {
+	case t >= 0 && t < numKafkaResourceTypes:
+		return int(t)
+	case t == ResourceRegistry:
+		return numKafkaResourceTypes
+	case t == ResourceSubject:
+		return numKafkaResourceTypes + 1
+	}
+	return -1
+}
 
 // ClusterName is the name of the one CLUSTER resource.
 const ClusterName = "kafka-cluster"
+
+// RegistryName is the name of the one REGISTRY resource.
+const RegistryName = "schema-registry"
 
 // Wildcard is the literal resource name and host that match everything.
 const Wildcard = "*"
@@ -81,7 +113,8 @@ const (
 	PermissionAllow   Permission = 3
 )
 
-var resourceTypeNames = [...]string{"UNKNOWN", "ANY", "TOPIC", "GROUP", "CLUSTER", "TRANSACTIONAL_ID", "DELEGATION_TOKEN", "USER"}
+var resourceTypeNames = [...]string{"UNKNOWN", "ANY", "TOPIC", "GROUP", "CLUSTER", "TRANSACTIONAL_ID", "DELEGATION_TOKEN", "USER",
+	ResourceRegistry: "REGISTRY", ResourceSubject: "SUBJECT"}
 
 var operationNames = [...]string{"UNKNOWN", "ANY", "ALL", "READ", "WRITE", "CREATE", "DELETE", "ALTER", "DESCRIBE",
 	"CLUSTER_ACTION", "DESCRIBE_CONFIGS", "ALTER_CONFIGS", "IDEMPOTENT_WRITE", "CREATE_TOKENS", "DESCRIBE_TOKENS", "TWO_PHASE_COMMIT"}
@@ -91,7 +124,7 @@ var patternTypeNames = [...]string{"UNKNOWN", "ANY", "MATCH", "LITERAL", "PREFIX
 var permissionNames = [...]string{"UNKNOWN", "ANY", "DENY", "ALLOW"}
 
 func nameOf(names []string, code int8) string {
-	if code >= 0 && int(code) < len(names) {
+	if code >= 0 && int(code) < len(names) && names[code] != "" {
 		return names[code]
 	}
 	return fmt.Sprintf("UNKNOWN(%d)", code)
@@ -100,6 +133,9 @@ func nameOf(names []string, code int8) string {
 func parseName(names []string, s string) (int8, bool) {
 	s = strings.ToUpper(strings.ReplaceAll(strings.TrimSpace(s), "-", "_"))
 	for i, n := range names {
+		if n == "" {
+			continue
+		}
 		if n == s || strings.ReplaceAll(n, "_", "") == s {
 			return int8(i), true
 		}
@@ -112,8 +148,9 @@ func (o Operation) String() string    { return nameOf(operationNames[:], int8(o)
 func (p PatternType) String() string  { return nameOf(patternTypeNames[:], int8(p)) }
 func (p Permission) String() string   { return nameOf(permissionNames[:], int8(p)) }
 
-// Known reports whether t is a code Kafka defines.
-func (t ResourceType) Known() bool { return t > ResourceUnknown && t < numResourceTypes }
+// Known reports whether t is a code Kafka defines, or one of Samsa's
+// registry types.
+func (t ResourceType) Known() bool { return t != ResourceUnknown && resourceSlot(t) >= 0 }
 
 // Known reports whether o is a code Kafka defines.
 func (o Operation) Known() bool { return o > OpUnknown && o < numOperations }
@@ -124,7 +161,8 @@ func (p PatternType) Known() bool { return p > PatternUnknown && p <= PatternPre
 // Known reports whether p is a code Kafka defines.
 func (p Permission) Known() bool { return p > PermissionUnknown && p <= PermissionAllow }
 
-// ParseResourceType parses a name such as TOPIC or transactional-id.
+// ParseResourceType parses a name such as TOPIC, transactional-id or
+// subject.
 func ParseResourceType(s string) (ResourceType, bool) {
 	v, ok := parseName(resourceTypeNames[:], s)
 	return ResourceType(v), ok
@@ -166,8 +204,12 @@ func (b Binding) String() string {
 		b.ResourceType, b.ResourceName, b.PatternType, b.Principal, b.Host, b.Operation, b.Permission)
 }
 
-// Filter selects bindings, as Kafka's AclBindingFilter: ResourceAny,
-// PatternAny, OpAny and PermissionAny match every value, a nil name,
+// Filter selects bindings, as Kafka's AclBindingFilter: ResourceAny
+// matches every resource type Kafka defines (not the registry's, which a
+// filter selects only by naming them: Kafka's Java client refuses a
+// DescribeAcls or DeleteAcls answer with a resource type it does not know,
+// so an ANY filter from kafka-acls.sh must never return one), PatternAny,
+// OpAny and PermissionAny match every value, a nil name,
 // principal or host matches every one, and PatternMatch selects the
 // patterns that would apply to the named resource (the literal name, the
 // literal wildcard and every prefix of it).
@@ -181,8 +223,15 @@ type Filter struct {
 	Permission   Permission
 }
 
-// MatchAll is the filter that selects every binding.
+// MatchAll is the filter that selects every binding on Kafka's resource
+// types; with the registry's (RegistryFilters) it selects every binding.
 var MatchAll = Filter{ResourceType: ResourceAny, PatternType: PatternAny, Operation: OpAny, Permission: PermissionAny}
+
+// RegistryFilters select every binding on the registry's resource types.
+var RegistryFilters = []Filter{
+	{ResourceType: ResourceRegistry, PatternType: PatternAny, Operation: OpAny, Permission: PermissionAny},
+	{ResourceType: ResourceSubject, PatternType: PatternAny, Operation: OpAny, Permission: PermissionAny},
+}
 
 // Unknown reports whether the filter has a code Kafka does not define, which
 // Kafka refuses with INVALID_REQUEST.
@@ -192,7 +241,11 @@ func (f Filter) Unknown() bool {
 
 // Matches reports whether the filter selects b.
 func (f Filter) Matches(b Binding) bool {
-	if f.ResourceType != ResourceAny && f.ResourceType != b.ResourceType {
+	if f.ResourceType == ResourceAny {
+		if b.ResourceType >= numKafkaResourceTypes {
+			return false
+		}
+	} else if f.ResourceType != b.ResourceType {
 		return false
 	}
 	if f.PatternType != PatternAny && f.PatternType != PatternMatch && f.PatternType != b.PatternType {
@@ -253,6 +306,8 @@ func (b Binding) Validate() string {
 		return "Resource name should not be empty"
 	case b.ResourceType == ResourceCluster && b.ResourceName != ClusterName:
 		return "The only valid name for the CLUSTER resource is " + ClusterName
+	case b.ResourceType == ResourceRegistry && (b.ResourceName != RegistryName || b.PatternType != PatternLiteral):
+		return "The only valid name for the REGISTRY resource is " + RegistryName + ", LITERAL"
 	}
 	if !strings.Contains(b.Principal, ":") {
 		return "Could not parse principal from `" + b.Principal + "` (no colon is present separating the principal type from the principal name)"

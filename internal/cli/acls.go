@@ -5,7 +5,8 @@ package cli
 // --allow-host, --deny-host, --operation, --topic, --group,
 // --transactional-id, --cluster, --delegation-token, --user-principal,
 // --resource-pattern-type and the --producer / --consumer / --idempotent
-// shortcuts.
+// shortcuts; and, for the schema registry's resources (Samsa's own, as
+// Redpanda's rpk has them), --registry-subject and --registry.
 
 import (
 	"fmt"
@@ -31,7 +32,9 @@ type aclFlags struct {
 	transactionalIDs []string
 	delegationTokens []string
 	userPrincipals   []string
+	registrySubjects []string
 	cluster          bool
+	registry         bool
 	patternType      string
 	principal        string
 	producer         bool
@@ -47,6 +50,8 @@ func (f *aclFlags) addResourceFlags(cmd *cobra.Command) {
 	flags.StringSliceVar(&f.delegationTokens, "delegation-token", nil, "delegation token id (repeatable)")
 	flags.StringSliceVar(&f.userPrincipals, "user-principal", nil, "user principal, for ACLs on users (repeatable)")
 	flags.BoolVar(&f.cluster, "cluster", false, "the cluster resource ("+authz.ClusterName+")")
+	flags.StringSliceVar(&f.registrySubjects, "registry-subject", nil, "schema registry subject (repeatable; * for every subject)")
+	flags.BoolVar(&f.registry, "registry", false, "the schema registry as a whole ("+authz.RegistryName+"): its global config and mode")
 }
 
 func (f *aclFlags) addEntryFlags(cmd *cobra.Command) {
@@ -73,6 +78,10 @@ func (f *aclFlags) resources(cmd *cobra.Command, pattern authz.PatternType) ([]a
 	add(authz.ResourceUser, f.userPrincipals)
 	if f.cluster {
 		add(authz.ResourceCluster, []string{authz.ClusterName})
+	}
+	add(authz.ResourceSubject, f.registrySubjects)
+	if f.registry {
+		add(authz.ResourceRegistry, []string{authz.RegistryName})
 	}
 	for _, b := range out {
 		if b.ResourceName == "" {
@@ -255,9 +264,12 @@ with exactly that name.`,
 					Principal: principal, Operation: authz.OpAny, Permission: authz.PermissionAny})
 			}
 			if len(filters) == 0 {
-				all := authz.MatchAll
-				all.Principal = principal
-				filters = append(filters, all)
+				// ANY selects Kafka's resource types only; the registry's
+				// are asked for by name.
+				for _, all := range append([]authz.Filter{authz.MatchAll}, authz.RegistryFilters...) {
+					all.Principal = principal
+					filters = append(filters, all)
+				}
 			}
 			client, err := opts.newClient()
 			if err != nil {
@@ -311,7 +323,9 @@ producer or consumer of the topics needs instead of --operation.`,
 		Example: `  samsa acls create --allow-principal User:alice --operation Read --operation Describe --topic orders
   samsa acls create --allow-principal User:app --consumer --topic orders --group billing
   samsa acls create --allow-principal User:app --producer --topic team- --resource-pattern-type prefixed
-  samsa acls create --deny-principal User:mallory --deny-host 10.0.0.9 --operation All --topic orders`,
+  samsa acls create --deny-principal User:mallory --deny-host 10.0.0.9 --operation All --topic orders
+  samsa acls create --allow-principal User:app --operation Write --registry-subject orders-value
+  samsa acls create --allow-principal User:ops --operation AlterConfigs --registry`,
 		Args: argsNone,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			bindings, err := f.creations(cmd)
@@ -384,7 +398,7 @@ func (f *aclFlags) creations(cmd *cobra.Command) ([]authz.Binding, error) {
 			return nil, err
 		}
 		if len(resources) == 0 {
-			return nil, newUsageError(cmd.CommandPath(), "give a resource: --topic, --group, --transactional-id, --cluster, --delegation-token or --user-principal")
+			return nil, newUsageError(cmd.CommandPath(), "give a resource: --topic, --group, --transactional-id, --cluster, --delegation-token, --user-principal, --registry-subject or --registry")
 		}
 		ops, err := f.parseOperations(cmd, authz.OpAll)
 		if err != nil {
@@ -484,7 +498,7 @@ func (f *aclFlags) deletions(cmd *cobra.Command) ([]authz.Filter, error) {
 			return nil, err
 		}
 		if len(resources) == 0 {
-			return nil, newUsageError(cmd.CommandPath(), "give a resource: --topic, --group, --transactional-id, --cluster, --delegation-token or --user-principal")
+			return nil, newUsageError(cmd.CommandPath(), "give a resource: --topic, --group, --transactional-id, --cluster, --delegation-token, --user-principal, --registry-subject or --registry")
 		}
 		ops, err := f.parseOperations(cmd, authz.OpAny)
 		if err != nil {

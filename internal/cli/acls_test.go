@@ -111,3 +111,54 @@ func TestACLsCommandsSecurityDisabled(t *testing.T) {
 	mustFail(t, bootstrap, "", []string{"acls", "list"}, "SECURITY_DISABLED")
 	mustFail(t, bootstrap, "", []string{"acls", "create", "--allow-principal", "User:a", "--topic", "t"}, "SECURITY_DISABLED")
 }
+
+// --registry-subject and --registry create, list and delete ACLs on the
+// schema registry's SUBJECT and REGISTRY resources; a prefixed REGISTRY
+// ACL is refused by the broker.
+func TestACLsCommandsRegistryResources(t *testing.T) {
+	t.Parallel()
+	bootstrap := startAuthorizingBroker(t)
+
+	var created []describedACL
+	decodeJSON(t, mustRun(t, bootstrap, "", "acls", "create", "--allow-principal", "User:alice", "--operation", "Write",
+		"--registry-subject", "orders-value", "--registry-subject", "orders-key", "-o", "json").stdout, &created)
+	if len(created) != 2 || created[0].ResourceType != "SUBJECT" || created[0].Operation != "WRITE" {
+		t.Fatalf("create --registry-subject: %+v", created)
+	}
+	decodeJSON(t, mustRun(t, bootstrap, "", "acls", "create", "--allow-principal", "User:alice", "--operation", "AlterConfigs",
+		"--registry", "-o", "json").stdout, &created)
+	if len(created) != 1 || created[0].ResourceType != "REGISTRY" || created[0].Name != "schema-registry" {
+		t.Fatalf("create --registry: %+v", created)
+	}
+	decodeJSON(t, mustRun(t, bootstrap, "", "acls", "create", "--allow-principal", "User:bob", "--operation", "Read",
+		"--registry-subject", "payments-", "--resource-pattern-type", "prefixed", "-o", "json").stdout, &created)
+	if len(created) != 1 || created[0].PatternType != "PREFIXED" {
+		t.Fatalf("create prefixed --registry-subject: %+v", created)
+	}
+
+	var listed []describedACL
+	decodeJSON(t, mustRun(t, bootstrap, "", "acls", "list", "--registry-subject", "payments-value", "--resource-pattern-type", "match", "-o", "json").stdout, &listed)
+	if len(listed) != 1 || listed[0].Principal != "User:bob" {
+		t.Fatalf("list match payments-value: %+v", listed)
+	}
+	decodeJSON(t, mustRun(t, bootstrap, "", "acls", "list", "--registry", "-o", "json").stdout, &listed)
+	if len(listed) != 1 || listed[0].Operation != "ALTER_CONFIGS" {
+		t.Fatalf("list --registry: %+v", listed)
+	}
+	// The subject of a name is not the topic of that name.
+	decodeJSON(t, mustRun(t, bootstrap, "", "acls", "list", "--topic", "orders-value", "-o", "json").stdout, &listed)
+	if len(listed) != 0 {
+		t.Fatalf("list --topic orders-value: %+v", listed)
+	}
+	mustFail(t, bootstrap, "", []string{"acls", "create", "--allow-principal", "User:a", "--registry", "--resource-pattern-type", "prefixed"}, "REGISTRY")
+
+	var deleted []describedACL
+	decodeJSON(t, mustRun(t, bootstrap, "", "acls", "delete", "--registry-subject", "orders-value", "-o", "json").stdout, &deleted)
+	if len(deleted) != 1 || deleted[0].Name != "orders-value" {
+		t.Fatalf("delete --registry-subject orders-value: %+v", deleted)
+	}
+	decodeJSON(t, mustRun(t, bootstrap, "", "acls", "list", "-o", "json").stdout, &listed)
+	if len(listed) != 3 {
+		t.Fatalf("left after the delete: %d, want 3: %+v", len(listed), listed)
+	}
+}

@@ -19,8 +19,10 @@ const metadataTopic = "__cluster_metadata"
 func newClusterCommand(opts *globalOptions) *cobra.Command {
 	cmd := newParentCommand("cluster", "Describe the cluster and its metadata quorum",
 		`  samsa cluster describe
-  samsa cluster quorum`)
-	cmd.AddCommand(newClusterDescribeCommand(opts), newClusterQuorumCommand(opts))
+  samsa cluster quorum
+  samsa cluster quorum add --id 4 --controller ctrl4:9093
+  samsa cluster features upgrade --feature kraft.version=1`)
+	cmd.AddCommand(newClusterDescribeCommand(opts), newClusterQuorumCommand(opts), newClusterFeaturesCommand(opts))
 	return cmd
 }
 
@@ -115,6 +117,12 @@ type quorumReplica struct {
 var errQuorumNotSupported = errors.New("DescribeQuorum is not supported by this cluster")
 
 func newClusterQuorumCommand(opts *globalOptions) *cobra.Command {
+	cmd := newClusterQuorumDescribeCommand(opts)
+	cmd.AddCommand(newClusterQuorumAddCommand(opts), newClusterQuorumRemoveCommand(opts))
+	return cmd
+}
+
+func newClusterQuorumDescribeCommand(opts *globalOptions) *cobra.Command {
 	return &cobra.Command{
 		Use:   "quorum",
 		Short: "Show the Raft metadata quorum: leader, epoch, voters and observers",
@@ -122,7 +130,9 @@ func newClusterQuorumCommand(opts *globalOptions) *cobra.Command {
 DescribeQuorum: the leader, its epoch and high watermark, and for every voter
 and observer how far its log is behind.`,
 		Example: `  samsa cluster quorum
-  samsa cluster quorum -o json`,
+  samsa cluster quorum -o json
+  samsa cluster quorum add --id 4 --controller ctrl4:9093
+  samsa cluster quorum remove --id 4`,
 		Args: argsNone,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			client, err := opts.newClient()

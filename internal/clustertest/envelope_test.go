@@ -30,9 +30,8 @@ func envelopeCluster(t *testing.T) (c *Cluster, as func(user string) kgo.Opt) {
 	as = func(user string) kgo.Opt {
 		return kgo.SASL(scram.Auth{User: user, Pass: saslClusterPassword}.AsSha512Mechanism())
 	}
-	// The controller listener takes PLAIN users from its JAAS config: a
-	// dedicated controller writes the bootstrap SCRAM users only once the
-	// first broker has registered, which needs a credential first.
+	// The controller listener takes PLAIN users from its JAAS config, so
+	// the broker's own credential does not depend on the SCRAM users.
 	plainUsers := ""
 	for _, user := range []string{"broker", "alice"} {
 		plainUsers += " user_" + user + `="` + saslClusterPassword + `"`

@@ -537,6 +537,8 @@ func (b *Broker) validateRelations() error {
 		return relation("replica.fetch.wait.max.ms", "replica.fetch.wait.max.ms should always be less than or equal to replica.lag.time.max.ms to prevent frequent changes in ISR")
 	case b.BrokerHeartbeatIntervalMs >= b.BrokerSessionTimeoutMs:
 		return relation("broker.heartbeat.interval.ms", "broker.heartbeat.interval.ms must be less than broker.session.timeout.ms")
+	case b.QueuedMaxRequestBytes > 0 && b.QueuedMaxRequestBytes < int64(b.SocketRequestMaxBytes):
+		return relation("queued.max.request.bytes", "queued.max.request.bytes must be larger or equal to socket.request.max.bytes")
 	}
 	if err := b.validateTier(); err != nil {
 		return err
@@ -576,8 +578,8 @@ func (b *Broker) validateRoles() error {
 		return relation("controller.quorum.voters", fmt.Sprintf(
 			"If process.roles contains just the 'broker' role, the node id %d must not be included in the set of voters controller.quorum.voters=%s",
 			b.NodeID, voters))
-	case !b.IsController() && len(b.ControllerQuorumVoters) == 0:
-		return relation("controller.quorum.voters", "If process.roles contains just the 'broker' role, controller.quorum.voters must name the controllers to follow")
+	case !b.IsController() && len(b.ControllerQuorumVoters) == 0 && len(b.ControllerQuorumBootstrapServers) == 0:
+		return relation("controller.quorum.voters", "If process.roles contains just the 'broker' role, controller.quorum.voters or controller.quorum.bootstrap.servers must name the controllers to follow")
 	}
 	for _, l := range b.Listeners {
 		isControllerListener := contains(b.ControllerListenerNames, l.Name)

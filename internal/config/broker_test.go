@@ -215,6 +215,7 @@ func TestLoadInvalidValues(t *testing.T) {
 		{"log.retention.ms=0", []string{"log.retention.ms", "unlimited (-1)"}},
 		{"group.min.session.timeout.ms=2000000", []string{"group.max.session.timeout.ms"}},
 		{"replica.fetch.wait.max.ms=40000", []string{"replica.fetch.wait.max.ms"}},
+		{"queued.max.request.bytes=1048576", []string{"queued.max.request.bytes", "socket.request.max.bytes"}},
 		{"remote.log.storage.system.enable=true", []string{"remote.log.storage.system.enable", "rsm.config.bucket.url"}},
 	}
 	for _, tt := range tests {

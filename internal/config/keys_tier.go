@@ -16,6 +16,9 @@ type TierConfig struct {
 	BucketURL string
 	// BucketPrefix starts every object key, so clusters can share a bucket.
 	BucketPrefix string
+	// RestoreEnable brings the bucket's topics back into a cluster that
+	// lacks them (samsa.tiered.restore.enable).
+	RestoreEnable bool
 
 	TaskIntervalMs               int64
 	TaskRetryBackoffMs           int64
@@ -51,6 +54,9 @@ var tierBrokerKeys = []Key{
 		Check:       objectKeyPrefix,
 		Doc:         "Samsa: a prefix for every object key in the bucket, so several clusters can share one bucket.",
 		brokerField: func(b *Broker) any { return &b.Tier.BucketPrefix }},
+	{Name: "samsa.tiered.restore.enable", Type: typeBoolean, Default: "false",
+		Doc:         "Samsa: restore tiered topics from the bucket. The active controller creates every topic of the bucket's cluster manifest that the cluster lacks, under its old topic id, with its partition count, replication factor and configs, and each broker starts the logs of its replicas where the bucket ends, so they are readable from their log start. Meant for the first start of a cluster on empty data directories; turn it off once the topics are back. Needs remote.log.storage.system.enable=true.",
+		brokerField: func(b *Broker) any { return &b.Tier.RestoreEnable }},
 	{Name: "remote.log.storage.manager.impl.prefix", Type: typeString, Default: "rsm.config.", Check: oneOf("rsm.config."),
 		Doc: "Prefix of the remote storage manager's keys. Samsa's storage manager is built in and reads rsm.config.*."},
 	{Name: "remote.log.metadata.manager.impl.prefix", Type: typeString, Default: "rlmm.config.", Check: oneOf("rlmm.config."),
@@ -106,6 +112,10 @@ var tierBrokerKeys = []Key{
 	{Name: "log.local.retention.bytes", Type: typeLong, Default: "-2", Check: atLeast(-2), Dynamic: true,
 		Doc:         "Largest local size of a partition of a tiered topic once copied; -2 uses log.retention.bytes. Must not exceed log.retention.bytes.",
 		brokerField: func(b *Broker) any { return &b.Tier.LocalRetentionBytes }},
+	{Name: "log.remote.copy.lag.ms", Type: typeLong, Default: "0", Check: atLeast(-1), Dynamic: true,
+		Doc: "Age after which a closed segment may be copied to the remote tier (KIP-1241); -1 follows log.local.retention.ms. Topic override: remote.copy.lag.ms."},
+	{Name: "log.remote.copy.lag.bytes", Type: typeLong, Default: "-1", Check: atLeast(-1), Dynamic: true,
+		Doc: "Bytes of newer local data after which a closed segment may be copied to the remote tier (KIP-1241); -1 follows log.local.retention.bytes. Topic override: remote.copy.lag.bytes."},
 }
 
 // objectKeyPrefix accepts an empty prefix or one of path-safe characters
@@ -125,6 +135,9 @@ func objectKeyPrefix(v string) string {
 func (b *Broker) validateTier() error {
 	t := b.Tier
 	if !t.RemoteLogStorageSystemEnable {
+		if t.RestoreEnable {
+			return relation("samsa.tiered.restore.enable", "samsa.tiered.restore.enable=true needs remote.log.storage.system.enable=true and the bucket to restore from")
+		}
 		return nil
 	}
 	if t.BucketURL == "" {
@@ -173,6 +186,18 @@ func validateTieredTopic(get func(string) string, systemEnabled bool) error {
 		if local > total {
 			return &Error{Kind: ErrInvalidValue, Key: pair[0], Message: fmt.Sprintf(
 				"Value must not be more than %s property value: %d", pair[1], total)}
+		}
+	}
+	// A positive copy lag must not exceed the effective local retention
+	// (KIP-1241), size first, as Kafka's LogConfig checks them.
+	for _, keys := range [][3]string{{"remote.copy.lag.bytes", "local.retention.bytes", "retention.bytes"}, {"remote.copy.lag.ms", "local.retention.ms", "retention.ms"}} {
+		lag, _ := strconv.ParseInt(get(keys[0]), 10, 64)
+		local, _ := strconv.ParseInt(get(keys[1]), 10, 64)
+		if local == -2 {
+			local, _ = strconv.ParseInt(get(keys[2]), 10, 64)
+		}
+		if lag > 0 && local >= 0 && lag > local {
+			return invalidValue(keys[0], strconv.FormatInt(lag, 10), fmt.Sprintf("Value must not exceed %s (effective value: %d)", keys[1], local))
 		}
 	}
 	return nil

@@ -67,6 +67,14 @@ func TestTierTopicValidation(t *testing.T) {
 		{"remote.storage.enable": ptr("true"), "retention.ms": ptr("-1"), "local.retention.ms": ptr("-1")},
 		{"remote.storage.enable": ptr("true"), "remote.log.copy.disable": ptr("true")},
 		{"cleanup.policy": ptr("compact"), "local.retention.ms": ptr("-1")},
+		// KIP-1241: a lag up to the effective local retention, -1, or any
+		// lag when local retention is unlimited.
+		{"remote.storage.enable": ptr("true"), "local.retention.ms": ptr("1000"), "remote.copy.lag.ms": ptr("1000")},
+		{"remote.storage.enable": ptr("true"), "remote.copy.lag.ms": ptr("-1"), "remote.copy.lag.bytes": ptr("-1")},
+		{"remote.storage.enable": ptr("true"), "retention.ms": ptr("-1"), "local.retention.ms": ptr("-1"), "remote.copy.lag.ms": ptr("2000")},
+		{"remote.storage.enable": ptr("true"), "remote.copy.lag.bytes": ptr("5000")},
+		// Not tiered: the lag is only range-checked.
+		{"local.retention.ms": ptr("1000"), "remote.copy.lag.ms": ptr("2000")},
 	}
 	for _, m := range ok {
 		if err := b.ValidateTopicConfigs(m); err != nil {
@@ -84,6 +92,12 @@ func TestTierTopicValidation(t *testing.T) {
 		// retention.bytes comes from the broker's log.retention.bytes.
 		{map[string]*string{"remote.storage.enable": ptr("true"), "local.retention.bytes": ptr("6000")}, "Value must not be more than retention.bytes property value: 5000"},
 		{map[string]*string{"remote.storage.enable": ptr("true"), "local.retention.bytes": ptr("-3")}, "at least -2"},
+		{map[string]*string{"remote.storage.enable": ptr("true"), "local.retention.ms": ptr("1000"), "remote.copy.lag.ms": ptr("2000")},
+			"Invalid value 2000 for configuration remote.copy.lag.ms: Value must not exceed local.retention.ms (effective value: 1000)"},
+		// -2 resolves to retention.bytes, the broker's 5000.
+		{map[string]*string{"remote.storage.enable": ptr("true"), "remote.copy.lag.bytes": ptr("5001")},
+			"Invalid value 5001 for configuration remote.copy.lag.bytes: Value must not exceed local.retention.bytes (effective value: 5000)"},
+		{map[string]*string{"remote.copy.lag.ms": ptr("-2")}, "Invalid value -2 for configuration remote.copy.lag.ms: Value must be at least -1"},
 	}
 	for _, tt := range bad {
 		err := b.ValidateTopicConfigs(tt.configs)

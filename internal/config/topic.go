@@ -44,6 +44,14 @@ type TopicConfig struct {
 	FollowerReplicationThrottledReplicas []string
 	RemoteLogCopyDisable                 bool
 	RemoteLogDeleteOnDisable             bool
+	// RemoteCopyLagMs and RemoteCopyLagBytes are remote.copy.lag.ms and
+	// remote.copy.lag.bytes (KIP-1241), accepted and validated; the tier
+	// copies a segment once it is closed (docs/compatibility.md).
+	RemoteCopyLagMs    int64
+	RemoteCopyLagBytes int64
+	// MaxDecompressedMessageBytes is max.decompressed.message.bytes: the
+	// largest record body a compressed batch may hold once decompressed.
+	MaxDecompressedMessageBytes int32
 
 	// KeySchemaValidation and ValueSchemaValidation are Confluent
 	// Server's schema id validation (keys_schema_validation.go).
@@ -58,7 +66,7 @@ type TopicConfig struct {
 func (t TopicConfig) Compact() bool { return contains(t.CleanupPolicy, "compact") }
 func (t TopicConfig) Delete() bool  { return contains(t.CleanupPolicy, "delete") }
 
-// topicKeys is Kafka 4.0's topic configuration table (LogConfig), without
+// topicKeys is Kafka 4.4's topic configuration table (LogConfig), without
 // the removed message.format.version and message.downconversion.enable.
 // Synonym is the first of the broker keys Kafka's ServerTopicConfigSynonyms
 // lists for the topic key.
@@ -114,6 +122,9 @@ var kafkaTopicKeys = []Key{
 	{Name: "max.compaction.lag.ms", Type: typeLong, Default: longMax, Check: atLeast(1), Synonym: "log.cleaner.max.compaction.lag.ms",
 		Doc:        "Maximum time a message stays ineligible for compaction.",
 		topicField: func(t *TopicConfig) any { return &t.MaxCompactionLagMs }},
+	{Name: "max.decompressed.message.bytes", Type: typeInt, Default: "2147483639", Check: between(1, 2147483639), Synonym: "max.decompressed.message.bytes",
+		Doc:        "Largest decompressed size of one record of a compressed batch; a larger one is refused with INVALID_RECORD.",
+		topicField: func(t *TopicConfig) any { return &t.MaxDecompressedMessageBytes }},
 	{Name: "max.message.bytes", Type: typeInt, Default: "1048588", Check: atLeast(0), Synonym: "message.max.bytes",
 		Doc:        "Largest record batch size the topic accepts, after compression.",
 		topicField: func(t *TopicConfig) any { return &t.MaxMessageBytes }},
@@ -138,6 +149,12 @@ var kafkaTopicKeys = []Key{
 	{Name: "preallocate", Type: typeBoolean, Default: "false", Synonym: "log.preallocate",
 		Doc:        "Whether segment files are preallocated on disk.",
 		topicField: func(t *TopicConfig) any { return &t.Preallocate }},
+	{Name: "remote.copy.lag.bytes", Type: typeLong, Default: "-1", Check: atLeast(-1), Synonym: "log.remote.copy.lag.bytes",
+		Doc:        "Bytes of newer local data after which a closed segment of a tiered topic may be copied (KIP-1241); -1 follows local.retention.bytes. Accepted without effect: see docs/compatibility.md.",
+		topicField: func(t *TopicConfig) any { return &t.RemoteCopyLagBytes }},
+	{Name: "remote.copy.lag.ms", Type: typeLong, Default: "0", Check: atLeast(-1), Synonym: "log.remote.copy.lag.ms",
+		Doc:        "Age after which a closed segment of a tiered topic may be copied (KIP-1241); -1 follows local.retention.ms. Accepted without effect: see docs/compatibility.md.",
+		topicField: func(t *TopicConfig) any { return &t.RemoteCopyLagMs }},
 	{Name: "remote.log.copy.disable", Type: typeBoolean, Default: "false",
 		Doc:        "Whether copying to tiered storage is stopped. See docs/tiered-storage.md.",
 		topicField: func(t *TopicConfig) any { return &t.RemoteLogCopyDisable }},

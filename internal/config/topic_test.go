@@ -96,6 +96,10 @@ func TestResolveTopic(t *testing.T) {
 		SegmentBytes:           1073741824,
 		SegmentIndexBytes:      10485760,
 		SegmentMs:              604800000,
+		// Kafka 4.4's: no copy lag by size, none by time, no per-record
+		// bound below the largest allocation.
+		RemoteCopyLagBytes:          -1,
+		MaxDecompressedMessageBytes: 2147483639,
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", got, want)

@@ -212,6 +212,30 @@ func (c *Controller) Bootstrap(clusterID string, self metadata.RegisterBrokerRec
 	return c.RegisterBroker(clusterID, self)
 }
 
+// BootstrapCluster writes the cluster id and the bootstrap records
+// (Config.BootstrapRecords) if the metadata log is new, as the first
+// active controller of a cluster does in Kafka (the bootstrap metadata of
+// kafka-storage format). A controller calls it once it leads the quorum, so
+// a cluster of dedicated controllers has its id and first SCRAM users
+// before any broker registers. It does nothing on a log that has them.
+func (c *Controller) BootstrapCluster(clusterID string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.journal.CatchUp(context.Background()); err != nil {
+		return err
+	}
+	return c.commitLocked(context.Background(), c.bootstrapRecordsLocked(clusterID))
+}
+
+// bootstrapRecordsLocked are the records that start a new metadata log
+// under clusterID: none once the log has a cluster id.
+func (c *Controller) bootstrapRecordsLocked(clusterID string) []metadata.Record {
+	if c.image.Load().ClusterID != "" {
+		return nil
+	}
+	return append([]metadata.Record{&metadata.ClusterRecord{ClusterID: clusterID}}, c.cfg.BootstrapRecords...)
+}
+
 // RegisterBroker registers (or re-registers) a broker, writing the cluster
 // id first if the log is new. A broker of another cluster is refused with
 // ErrClusterMismatch.
@@ -222,14 +246,12 @@ func (c *Controller) RegisterBroker(clusterID string, reg metadata.RegisterBroke
 		return err
 	}
 	img := c.image.Load()
-	var recs []metadata.Record
-	switch {
-	case img.ClusterID == "":
-		recs = append(recs, &metadata.ClusterRecord{ClusterID: clusterID})
-		recs = append(recs, c.cfg.BootstrapRecords...)
-	case clusterID != "" && clusterID != img.ClusterID:
+	if img.ClusterID != "" && clusterID != "" && clusterID != img.ClusterID {
 		return fmt.Errorf("%w: broker %d has cluster id %q, the cluster is %q", ErrClusterMismatch, reg.BrokerID, clusterID, img.ClusterID)
 	}
+	// A log the quorum has not bootstrapped yet (BootstrapCluster) is
+	// bootstrapped with this registration.
+	recs := c.bootstrapRecordsLocked(clusterID)
 	// The registration is always written, even unchanged, so that its
 	// offset is a barrier: a broker that has applied it has applied
 	// everything committed before it.

@@ -25,7 +25,7 @@ func TestUpdateFeatures(t *testing.T) {
 		{FeatureUpdate{"transaction.version", 1, up}, "without setting the upgrade type"},
 		{FeatureUpdate{"transaction.version", 1, 4}, "does not support the given upgrade type"},
 		{FeatureUpdate{"transaction.version", 1, 0}, "does not support the given upgrade type"},
-		{FeatureUpdate{"kraft.version", 1, up}, "does not support this feature"},
+		{FeatureUpdate{"kraft.version", 2, up}, "only supports versions 0-1"},
 		{FeatureUpdate{"no.such.feature", 1, up}, "does not support this feature"},
 		// 25 -> 22 crosses 23 (4.0-IV1), which changed the metadata.
 		{FeatureUpdate{"metadata.version", 22, safe}, "Refusing to perform the requested downgrade"},

@@ -45,8 +45,12 @@ func TestDifferential(t *testing.T) {
 		}
 	})
 	// Configured as the Kafka node is: a combined node with a separate
-	// CONTROLLER listener named in controller.quorum.voters.
-	samsaNode := clustertest.StartCluster(t, 1, "group.initial.rebalance.delay.ms=0").Nodes[0]
+	// CONTROLLER listener named in controller.quorum.voters, and the
+	// single-node overrides of Kafka's server.properties (a cluster's
+	// internal topics wait for their replication factor, as Kafka's do).
+	samsaNode := clustertest.StartCluster(t, 1, "group.initial.rebalance.delay.ms=0",
+		"offsets.topic.replication.factor=1", "transaction.state.log.replication.factor=1", "transaction.state.log.min.isr=1",
+		"share.coordinator.state.topic.replication.factor=1", "share.coordinator.state.topic.min.isr=1").Nodes[0]
 
 	kafka, err := NewSide("kafka", kafkaNode.Addr)
 	if err != nil {

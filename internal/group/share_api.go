@@ -69,16 +69,17 @@ type ShareGroupInfo struct {
 	Exists  bool
 	IsShare bool
 	Members int
-	// Topics are the topics the members subscribe to, sorted.
-	Topics []string
+	// Initialized are the group's topic-partitions with initialized
+	// share state (its ShareGroupStatePartitionMetadata), by topic id,
+	// each topic's partitions sorted.
+	Initialized map[[16]byte][]int32
 }
 
 // ShareGroup describes group id for the share admin APIs; code is the
 // error when its partition cannot answer here (NOT_COORDINATOR, ...).
-// With create, an absent group is created as an empty share group (as
-// AlterShareGroupOffsets does in Kafka) and adminTopics are remembered for
-// DescribeShareGroupOffsets.
-func (c *Coordinator) ShareGroup(id string, create bool, adminTopics ...string) (info ShareGroupInfo, code int16) {
+// With create, an absent group is created as an empty share group, as
+// AlterShareGroupOffsets does in Kafka.
+func (c *Coordinator) ShareGroup(id string, create bool) (info ShareGroupInfo, code int16) {
 	if id == "" {
 		return info, kerr.InvalidGroupID.Code
 	}
@@ -87,7 +88,7 @@ func (c *Coordinator) ShareGroup(id string, create bool, adminTopics ...string) 
 		if g == nil && create {
 			sg := newShareGroup(id)
 			s.groups[id] = sg
-			s.writeShareGroupEpoch(sg, func(error) {})
+			s.writeShareGroupEpoch(sg, false, func(error) {})
 			g = sg
 		}
 		info.Exists = g != nil
@@ -95,21 +96,70 @@ func (c *Coordinator) ShareGroup(id string, create bool, adminTopics ...string) 
 		if !ok {
 			return
 		}
-		for _, t := range adminTopics {
-			if sg.adminTopics == nil {
-				sg.adminTopics = map[string]bool{}
-			}
-			sg.adminTopics[t] = true
-		}
 		info.IsShare, info.Members = true, len(sg.members)
-		for _, m := range sg.members {
-			info.Topics = append(info.Topics, m.subscribed...)
+		for topicID, t := range sg.statePartitions.initialized {
+			if info.Initialized == nil {
+				info.Initialized = map[[16]byte][]int32{}
+			}
+			info.Initialized[topicID] = slices.Clone(t.partitions)
 		}
-		for t := range sg.adminTopics {
-			info.Topics = append(info.Topics, t)
-		}
-		slices.Sort(info.Topics)
-		info.Topics = slices.Compact(info.Topics)
 	})
 	return info, code
+}
+
+// ShareStateInitialized records partitions of topic as initialized in share
+// group id (AlterShareGroupOffsets initialized their durable state) and
+// appends the group's ShareGroupStatePartitionMetadata record; the code is
+// the append's error, or GROUP_ID_NOT_FOUND when id is not a share group.
+func (c *Coordinator) ShareStateInitialized(id string, topicID [16]byte, topic string, partitions []int32) int16 {
+	return c.changeShareStatePartitions(id, func(p *shareStatePartitions, nowMs int64) bool {
+		return p.addInitialized(topicID, topic, partitions, nowMs)
+	})
+}
+
+// ShareStateDeleting moves topic's share-partitions of group id to the
+// deleting topics, before DeleteShareGroupOffsets deletes their state.
+func (c *Coordinator) ShareStateDeleting(id string, topicID [16]byte, topic string) int16 {
+	return c.changeShareStatePartitions(id, func(p *shareStatePartitions, nowMs int64) bool {
+		p.markDeleting(topicID, topic, nowMs)
+		return true
+	})
+}
+
+// ShareStateDeleted forgets a deleting topic of group id once its state is
+// deleted.
+func (c *Coordinator) ShareStateDeleted(id string, topicID [16]byte) int16 {
+	return c.changeShareStatePartitions(id, func(p *shareStatePartitions, _ int64) bool {
+		_, ok := p.deleting[topicID]
+		delete(p.deleting, topicID)
+		return ok
+	})
+}
+
+func (c *Coordinator) changeShareStatePartitions(id string, change func(p *shareStatePartitions, nowMs int64) bool) int16 {
+	if id == "" {
+		return kerr.InvalidGroupID.Code
+	}
+	var result int16
+	code := c.run(id, func(s *shard, now time.Time) {
+		g, ok := s.groups[id].(*shareGroup)
+		if !ok {
+			result = kerr.GroupIDNotFound.Code
+			return
+		}
+		if !change(&g.statePartitions, now.UnixMilli()) {
+			return
+		}
+		// The append runs before run returns (drainLocked), so result
+		// is set when it does.
+		s.write([]KV{shareGroupStatePartitionsKV(id, &g.statePartitions)}, func(_ time.Time, err error) {
+			if err != nil {
+				result = appendErrorCode(err)
+			}
+		})
+	})
+	if code != 0 {
+		return code
+	}
+	return result
 }

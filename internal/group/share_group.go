@@ -33,10 +33,10 @@ type shareGroup struct {
 	// counts when the target assignment was computed.
 	metadataHash int64
 	members      map[string]*shareMember
-	// adminTopics are topics an admin set share-partition offsets of
-	// (AlterShareGroupOffsets), which DescribeShareGroupOffsets lists
-	// with the members' subscriptions; kept in memory.
-	adminTopics map[string]bool
+	// statePartitions are the topic-partitions whose durable share state
+	// the group initialized (its ShareGroupStatePartitionMetadata record):
+	// those assigned to members and those an admin set offsets of.
+	statePartitions shareStatePartitions
 	// pendingWrites counts appends of this group not yet done.
 	pendingWrites int
 }
@@ -217,6 +217,7 @@ func (s *shard) shareGroupHeartbeat(now time.Time, client Client, req *kmsg.Shar
 	if changed || hash != g.metadataHash {
 		s.assignShareGroup(g, g.groupEpoch+1, hash)
 	}
+	initialized := s.initializeAssignedShareState(g, now.UnixMilli())
 	if m.memberEpoch != g.groupEpoch {
 		m.previousEpoch, m.memberEpoch, m.assigned = m.memberEpoch, g.groupEpoch, m.target
 	}
@@ -230,11 +231,11 @@ func (s *shard) shareGroupHeartbeat(now time.Time, client Client, req *kmsg.Shar
 		}
 		s.reply(func() { respond(resp) })
 	}
-	if g.groupEpoch == m.memberEpoch && !changed && hash == g.metadataHash && existing != nil && g.pendingWrites == 0 {
+	if g.groupEpoch == m.memberEpoch && !changed && !initialized && hash == g.metadataHash && existing != nil && g.pendingWrites == 0 {
 		answer()
 		return
 	}
-	s.writeShareGroupEpoch(g, func(err error) {
+	s.writeShareGroupEpoch(g, initialized, func(err error) {
 		if err != nil {
 			fail(appendErrorCode(err), "")
 			return
@@ -243,10 +244,16 @@ func (s *shard) shareGroupHeartbeat(now time.Time, client Client, req *kmsg.Shar
 	})
 }
 
-// writeShareGroupEpoch appends the group's epoch record, then runs done.
-func (s *shard) writeShareGroupEpoch(g *shareGroup, done func(err error)) {
+// writeShareGroupEpoch appends the group's epoch record, with its
+// ShareGroupStatePartitionMetadata record when withStatePartitions, then
+// runs done.
+func (s *shard) writeShareGroupEpoch(g *shareGroup, withStatePartitions bool, done func(err error)) {
 	g.pendingWrites++
-	s.write([]KV{shareGroupMetadataKV(g.id, g.groupEpoch, g.metadataHash, false)}, func(_ time.Time, err error) {
+	records := []KV{shareGroupMetadataKV(g.id, g.groupEpoch, g.metadataHash, false)}
+	if withStatePartitions {
+		records = append(records, shareGroupStatePartitionsKV(g.id, &g.statePartitions))
+	}
+	s.write(records, func(_ time.Time, err error) {
 		g.pendingWrites--
 		if err != nil {
 			s.log.Warn("failed to append share group epoch", "group", g.id, "err", err)
@@ -265,7 +272,45 @@ func (s *shard) removeShareMember(now time.Time, g *shareGroup, memberID string,
 		s.reply(func() { f(group, memberID) })
 	}
 	s.assignShareGroup(g, g.groupEpoch+1, s.shareMetadataHash(g))
-	s.writeShareGroupEpoch(g, done)
+	s.writeShareGroupEpoch(g, false, done)
+}
+
+// initializeAssignedShareState adds the partitions assigned to the
+// members to the group's initialized share-partitions and reports whether
+// that changed them. Kafka's coordinator initializes their durable state
+// through the persister first (start offset -1, resolved by the
+// share-partition leader); here the leader initializes it on its first
+// fetch, so the partitions are initialized once assigned, and a
+// DescribeShareGroupOffsets answers start offset -1 until then, as Kafka's
+// does.
+func (s *shard) initializeAssignedShareState(g *shareGroup, nowMs int64) bool {
+	names := map[[16]byte]string{}
+	assigned := map[[16]byte][]int32{}
+	for _, m := range g.members {
+		for _, t := range m.subscribed {
+			if info, ok := s.shareTopicInfo(t); ok {
+				names[info.id] = t
+			}
+		}
+		for id, ps := range m.target {
+			assigned[id] = append(assigned[id], ps...)
+		}
+	}
+	changed := false
+	for id, ps := range assigned {
+		name, ok := names[id]
+		if !ok {
+			continue
+		}
+		have := g.statePartitions.initialized[id]
+		if have.name == name && !slices.ContainsFunc(ps, func(p int32) bool { return !slices.Contains(have.partitions, p) }) {
+			continue
+		}
+		if g.statePartitions.addInitialized(id, name, ps, nowMs) {
+			changed = true
+		}
+	}
+	return changed
 }
 
 // assignShareGroup computes every member's assignment at epoch.
@@ -355,7 +400,7 @@ func (s *shard) shareGroupTombstoneKVs(id string) []KV {
 	if f := s.config.ShareGroup.OnDeleted; f != nil {
 		s.reply(func() { f(id) })
 	}
-	return []KV{shareGroupMetadataKV(id, 0, 0, true)}
+	return []KV{shareGroupStatePartitionsKV(id, nil), shareGroupMetadataKV(id, 0, 0, true)}
 }
 
 // describeShareGroup answers one group of ShareGroupDescribe.

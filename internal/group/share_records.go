@@ -21,7 +21,8 @@ import (
 // It is written whenever the group epoch moves and its tombstone deletes
 // the group; members, their target and current assignments live in memory
 // (Kafka's types 10, 12, 13 and 14 are read past, not written): after a
-// coordinator failover the group keeps its id, type and epoch and its
+// coordinator failover the group keeps its id, type, epoch and its
+// initialized share-partitions (type 15, share_state_records.go), and its
 // members rejoin with epoch 0 on their next heartbeat (UNKNOWN_MEMBER_ID).
 const (
 	recordTypeShareGroupMemberMetadata    int16 = 10
@@ -94,7 +95,11 @@ func (s *shard) replayShareRecord(key, value []byte) (bool, error) {
 	if !isShareRecordType(t) {
 		return false, nil
 	}
-	if t != recordTypeShareGroupMetadata {
+	switch t {
+	case recordTypeShareGroupStatePartitions:
+		return true, s.replayShareGroupStatePartitions(key, value)
+	case recordTypeShareGroupMetadata:
+	default:
 		return true, nil
 	}
 	r, err := decodeShareGroupMetadata(key, value)
@@ -114,4 +119,29 @@ func (s *shard) replayShareRecord(key, value []byte) (bool, error) {
 	}
 	g.groupEpoch, g.metadataHash = r.epoch, r.metadataHash
 	return true, nil
+}
+
+// replayShareGroupStatePartitions applies a ShareGroupStatePartitionMetadata
+// record: the group's initialized share-partitions, or their removal.
+func (s *shard) replayShareGroupStatePartitions(key, value []byte) error {
+	r, err := decodeShareGroupStatePartitions(key, value)
+	if err != nil {
+		return err
+	}
+	g, ok := s.groups[r.group].(*shareGroup)
+	if r.tombstone {
+		if ok {
+			g.statePartitions = shareStatePartitions{}
+		}
+		return nil
+	}
+	if !ok {
+		if s.groups[r.group] != nil {
+			return nil // another type's group: the share group was replaced
+		}
+		g = newShareGroup(r.group)
+		s.groups[r.group] = g
+	}
+	g.statePartitions = r.state
+	return nil
 }

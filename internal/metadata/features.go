@@ -19,6 +19,7 @@ const (
 	GroupVersionFeature       = "group.version"
 	TransactionVersionFeature = "transaction.version"
 	StreamsVersionFeature     = "streams.version"
+	ShareVersionFeature       = "share.version"
 )
 
 // metadata.version levels: MetadataVersionMin is 3.3-IV3, the oldest Kafka
@@ -37,13 +38,16 @@ type Feature struct {
 	DefaultLevel int16
 }
 
-// SupportedFeatures lists the features, sorted by name. kraft.version stays
-// at 0: the quorum's voters are static (controller.quorum.voters), without
-// KIP-853's dynamic membership.
+// SupportedFeatures lists the features, sorted by name. kraft.version 1 is
+// KIP-853's dynamic controller quorum; a cluster starts at 0, its voters
+// those of controller.quorum.voters, and is upgraded with UpdateFeatures.
 var SupportedFeatures = []Feature{
 	{Name: GroupVersionFeature, MinLevel: 0, MaxLevel: 1, DefaultLevel: 1},
-	{Name: KRaftVersionFeature, MinLevel: 0, MaxLevel: 0, DefaultLevel: 0},
+	{Name: KRaftVersionFeature, MinLevel: 0, MaxLevel: 1, DefaultLevel: 0},
 	{Name: MetadataVersionFeature, MinLevel: MetadataVersionMin, MaxLevel: MetadataVersionLatest, DefaultLevel: MetadataVersionLatest},
+	// share.version 1 serves share groups (KIP-932); Kafka 4.4's level 2
+	// adds share-group dead-letter queues (KIP-1191), not built here.
+	{Name: ShareVersionFeature, MinLevel: 0, MaxLevel: 1, DefaultLevel: 1},
 	{Name: StreamsVersionFeature, MinLevel: 0, MaxLevel: 1, DefaultLevel: 1},
 	{Name: TransactionVersionFeature, MinLevel: 0, MaxLevel: 2, DefaultLevel: 2},
 }

@@ -7,7 +7,7 @@ import (
 
 func TestFeatureLevels(t *testing.T) {
 	img := EmptyImage()
-	want := map[string]int16{MetadataVersionFeature: 25, GroupVersionFeature: 1, StreamsVersionFeature: 1, TransactionVersionFeature: 2}
+	want := map[string]int16{MetadataVersionFeature: 25, GroupVersionFeature: 1, StreamsVersionFeature: 1, TransactionVersionFeature: 2, ShareVersionFeature: 1}
 	if got := img.FinalizedFeatures(); !maps.Equal(got, want) {
 		t.Fatalf("defaults: %v, want %v", got, want)
 	}
@@ -15,7 +15,7 @@ func TestFeatureLevels(t *testing.T) {
 		&FeatureLevelRecord{Name: MetadataVersionFeature, FeatureLevel: 24},
 		&FeatureLevelRecord{Name: GroupVersionFeature, FeatureLevel: 0},
 	})
-	want = map[string]int16{MetadataVersionFeature: 24, StreamsVersionFeature: 1, TransactionVersionFeature: 2}
+	want = map[string]int16{MetadataVersionFeature: 24, StreamsVersionFeature: 1, TransactionVersionFeature: 2, ShareVersionFeature: 1}
 	if got := next.FinalizedFeatures(); !maps.Equal(got, want) {
 		t.Fatalf("after updates: %v, want %v", got, want)
 	}

@@ -30,6 +30,17 @@ func BenchmarkRoundTrip(b *testing.B) {
 		benchmarkRoundTrips(b, conn, frame)
 	})
 
+	// The cost of queued.max.request.bytes beside "server" (never spent).
+	b.Run("server-queued-bytes-bound", func(b *testing.B) {
+		s := startServer(b, Config{QueuedMaxRequestBytes: 100 << 20}, echoHandler)
+		conn, err := net.Dial("tcp", s.Addrs()[0].String())
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer conn.Close()
+		benchmarkRoundTrips(b, conn, frame)
+	})
+
 	b.Run("tcp-echo", func(b *testing.B) {
 		listener, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {

@@ -17,6 +17,7 @@ const (
 	DefaultNumNetworkThreads        = 3         // num.network.threads
 	DefaultNumIOThreads             = 8         // num.io.threads
 	DefaultQueuedMaxRequests        = 500       // queued.max.requests
+	DefaultQueuedMaxRequestBytes    = -1        // queued.max.request.bytes: unbounded
 	DefaultSocketRequestMaxBytes    = 104857600 // socket.request.max.bytes
 	DefaultConnectionsMaxIdleMs     = 600000    // connections.max.idle.ms
 	DefaultSocketSendBufferBytes    = 102400    // socket.send.buffer.bytes
@@ -58,6 +59,12 @@ type ListenerSpec struct {
 	// ssl.principal.mapping.rules). An error closes the connection, as a
 	// failed SSL authentication does in Kafka.
 	TLSPrincipal func(tls.ConnectionState) (string, error)
+	// OwnMemoryPool gives the listener's connections a queued.max.request.bytes
+	// pool of their own, as Kafka's controller has a socket server and a
+	// pool of its own: brokers' and voters' requests on the controller
+	// listener then never wait for memory that clients' requests hold.
+	// Stats report the shared pool.
+	OwnMemoryPool bool
 	// Authenticator, when set, makes this a SASL_PLAINTEXT or SASL_SSL
 	// listener: connections must authenticate before they are served
 	// (authenticate.go).
@@ -83,6 +90,14 @@ type Config struct {
 	// QueuedMaxRequests is queued.max.requests (500): the capacity of the one
 	// request queue shared by all connections. Readers block when it is full.
 	QueuedMaxRequests int
+
+	// QueuedMaxRequestBytes is queued.max.request.bytes (-1): the bytes of
+	// requests read and not yet handled, past which readers stop reading
+	// (memory_pool.go). Zero or negative leaves them unbounded, as Kafka's
+	// -1 does. Kafka requires at least socket.request.max.bytes when set;
+	// the config package checks that, and a smaller bound here still
+	// admits a larger request when nothing else holds the pool.
+	QueuedMaxRequestBytes int64
 
 	// SocketRequestMaxBytes is socket.request.max.bytes (104857600). A frame
 	// whose size prefix exceeds it closes the connection before anything is

@@ -36,6 +36,9 @@ type connection struct {
 	// isTLS is set when netConn is a *tls.Conn: responses are coalesced
 	// into few TLS records and file regions are copied (no sendfile).
 	isTLS bool
+	// memoryPool holds the bytes of the connection's requests read and not
+	// yet handled (queued.max.request.bytes; memory_pool.go).
+	memoryPool *memoryPool
 	// ctx is passed to Handle; cancelled when the connection closes.
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -101,6 +104,7 @@ func newConnection(s *Server, netConn net.Conn, listenerName, remoteIP string) *
 		closed:   make(chan struct{}),
 	}
 	_, c.isTLS = netConn.(handshakenConn)
+	c.memoryPool = s.memoryPool
 	c.ctx, c.cancel = context.WithCancel(s.baseContext)
 	return c
 }
@@ -170,11 +174,24 @@ func (c *connection) readLoop() {
 			<-c.inFlight
 			return
 		}
-		start := time.Now()
 		maxBytes := s.cfg.SocketRequestMaxBytes
 		if c.info.SASL != nil {
 			maxBytes = c.frameLimit()
 		}
+		// queuedBytes are the frame's bytes in the memory pool
+		// (queued.max.request.bytes), given back by the request or, if
+		// none is made, by dropQueuedBytes.
+		queuedBytes, ok := c.awaitQueuedBytes(reader, maxBytes)
+		if !ok {
+			<-c.inFlight
+			return
+		}
+		dropQueuedBytes := func() {
+			if queuedBytes > 0 {
+				c.memoryPool.release(queuedBytes, time.Now())
+			}
+		}
+		start := time.Now()
 		frame, err := readFrameInto(reader, maxBytes, sizeBuffer, frameFor)
 		s.counters.networkBusyNanos.Add(int64(time.Since(start)))
 		if reserved > 0 {
@@ -186,6 +203,7 @@ func (c *connection) readLoop() {
 			if pooled != nil {
 				putFrameBuffer(pooled)
 			}
+			dropQueuedBytes()
 			c.readFailed(err)
 			return
 		}
@@ -197,6 +215,7 @@ func (c *connection) readLoop() {
 				if pooled != nil {
 					putFrameBuffer(pooled)
 				}
+				dropQueuedBytes()
 				s.counters.requestsRejected.Add(1)
 				c.close(slog.LevelInfo, reason, nil)
 				return
@@ -207,6 +226,7 @@ func (c *connection) readLoop() {
 			if pooled != nil {
 				putFrameBuffer(pooled)
 			}
+			dropQueuedBytes()
 			s.counters.requestsRejected.Add(1)
 			c.close(slog.LevelWarn, "malformed request header", err)
 			return
@@ -224,17 +244,20 @@ func (c *connection) readLoop() {
 			timings:       RequestTimings{Received: received},
 			frame:         pooled,
 			pipelined:     s.isPipelined(header.APIKey),
+			queuedBytes:   queuedBytes,
 		}
 		if pooled != nil {
 			req.bodyHolders.Store(bodyHoldersPooled)
 		}
 		if req.pipelined && !c.prepare(req) {
+			req.releaseQueuedBytes()
 			req.releaseBody()
 			req.releaseBody()
 			return
 		}
 		if !c.addPending(req) {
 			// Nobody else has seen the request.
+			req.releaseQueuedBytes()
 			req.releaseBody()
 			req.releaseBody()
 			return
@@ -242,6 +265,7 @@ func (c *connection) readLoop() {
 		if !c.enqueue(req) {
 			// No handler will see it, and as nobody will call Respond, the
 			// closed connection will not release it either.
+			req.releaseQueuedBytes()
 			req.releaseBody()
 			req.releaseBody()
 			return

@@ -75,7 +75,18 @@
 // unanswered request of their connection share one budget of 64 MiB for the
 // process (read_ahead.go); past it a connection reads one request at a time,
 // as Kafka's does, so produce frames take at most one frame per connection
-// plus the budget. Kafka's queued.max.request.bytes is not implemented.
+// plus the budget.
+//
+// queued.max.request.bytes (Config.QueuedMaxRequestBytes, unbounded by
+// default as in Kafka) bounds the bytes of all requests read and not yet
+// handled: a reader takes a frame's size from one memory pool after reading
+// its size prefix and before reading the rest, and while the pool is spent
+// it reads nothing more from its socket, until more than a tenth of the
+// pool is free again. A request gives its bytes back once Handle has
+// returned. As in Kafka, a request is admitted while any memory is left,
+// so one larger than what is left never waits forever; a frame read ahead
+// of an unanswered request must leave a tenth of the pool free (see
+// memory_pool.go).
 //
 // # Closing
 //

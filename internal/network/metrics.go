@@ -1,6 +1,7 @@
 package network
 
 import (
+	"math"
 	"sync/atomic"
 	"time"
 
@@ -46,6 +47,10 @@ type counters struct {
 	// connectionsRateLimited connections refused for connection_creation_rate.
 	connectionsThrottled   atomic.Uint64
 	connectionsRateLimited atomic.Uint64
+	// memoryPoolWaits counts frames whose reader waited for the memory
+	// pool; readersWaitingForMemory is how many wait now.
+	memoryPoolWaits         atomic.Uint64
+	readersWaitingForMemory atomic.Int64
 }
 
 // noteQueueSize raises the queue-size high-water mark to size.
@@ -108,6 +113,23 @@ type Stats struct {
 	// TLSHandshakesFailed counts TLS connections closed before their first
 	// request: a failed handshake or no principal for the client certificate.
 	TLSHandshakesFailed uint64
+
+	// MemoryPoolBytes is queued.max.request.bytes, 0 when unbounded.
+	// MemoryPoolUsedBytes is the bytes of requests read and not yet
+	// handled (Kafka's MemoryPoolUsed), counted only when bounded (as
+	// Kafka's unbounded pool counts nothing);
+	// MemoryPoolAvailable what is left of the bound (MemoryPoolAvailable;
+	// negative after a request larger than what was left, 0 when
+	// unbounded). MemoryPoolDepleted is the total time readers were
+	// refused memory (MemoryPoolDepletedTimeTotal), MemoryPoolWaits counts
+	// frames whose reader waited for memory and ReadersWaitingMemory how
+	// many readers wait now.
+	MemoryPoolBytes      int64
+	MemoryPoolUsedBytes  int64
+	MemoryPoolAvailable  int64
+	MemoryPoolDepleted   time.Duration
+	MemoryPoolWaits      uint64
+	ReadersWaitingMemory int64
 
 	// HandlerIdle is the total time handler goroutines spent waiting for a
 	// request, HandlerBusy the time they spent in Handle.
@@ -177,6 +199,21 @@ var statDescs = []statDesc{
 		func(s *Stats) float64 { return float64(s.RequestQueueCapacity) }},
 	{newStatDesc("readers_blocked", "Connection readers waiting for room in the request queue."), prometheus.GaugeValue,
 		func(s *Stats) float64 { return float64(s.ReadersBlocked) }},
+	{newStatDesc("memory_pool_used_bytes", "Bytes of requests read and not yet handled (Kafka's MemoryPoolUsed)."), prometheus.GaugeValue,
+		func(s *Stats) float64 { return float64(s.MemoryPoolUsedBytes) }},
+	{newStatDesc("memory_pool_available_bytes", "What is left of queued.max.request.bytes (Kafka's MemoryPoolAvailable); +Inf when unbounded."), prometheus.GaugeValue,
+		func(s *Stats) float64 {
+			if s.MemoryPoolBytes <= 0 {
+				return math.Inf(1)
+			}
+			return float64(s.MemoryPoolAvailable)
+		}},
+	{newStatDesc("memory_pool_depleted_seconds_total", "Time readers were refused memory for requests (Kafka's MemoryPoolDepletedTimeTotal)."), prometheus.CounterValue,
+		func(s *Stats) float64 { return s.MemoryPoolDepleted.Seconds() }},
+	{newStatDesc("memory_pool_waits_total", "Requests whose reader waited for queued.max.request.bytes."), prometheus.CounterValue,
+		func(s *Stats) float64 { return float64(s.MemoryPoolWaits) }},
+	{newStatDesc("readers_waiting_for_memory", "Connection readers waiting for queued.max.request.bytes."), prometheus.GaugeValue,
+		func(s *Stats) float64 { return float64(s.ReadersWaitingMemory) }},
 	{newStatDesc("requests_received_total", "Requests framed and parsed."), prometheus.CounterValue,
 		func(s *Stats) float64 { return float64(s.RequestsReceived) }},
 	{newStatDesc("requests_rejected_total", "Frames that closed their connection."), prometheus.CounterValue,

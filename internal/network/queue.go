@@ -77,6 +77,8 @@ func (s *Server) dispatch(req *Request, dequeued time.Time) {
 	// The handler side's hold on a pooled body ends when Handle returns (or
 	// panics), or at once for a skipped request.
 	defer req.releaseBody()
+	// Its bytes of queued.max.request.bytes too (memory_pool.go).
+	defer req.releaseQueuedBytes()
 	c := req.connection
 	if c.isClosed() {
 		return

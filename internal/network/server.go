@@ -48,6 +48,11 @@ type Server struct {
 	// handlers receive. It is closed once every reader has exited.
 	queue    chan *Request
 	counters counters
+	// memoryPool counts, and with queued.max.request.bytes bounds, the
+	// bytes of requests read and not yet handled; listenerPools are the
+	// pools of listeners with ListenerSpec.OwnMemoryPool, by name.
+	memoryPool    *memoryPool
+	listenerPools map[string]*memoryPool
 	// reuseBody is indexed by API key: whether its frames are pooled
 	// (Config.ReuseBodyAPIKeys).
 	reuseBody []bool
@@ -113,10 +118,17 @@ func NewServer(cfg Config, handler Handler, logger *slog.Logger) (*Server, error
 		logger:        logger,
 		idleTimeout:   cfg.idleTimeout(),
 		queue:         make(chan *Request, cfg.QueuedMaxRequests),
+		memoryPool:    newMemoryPool(cfg.QueuedMaxRequestBytes),
 		stopAccepting: make(chan struct{}),
 		acceptGate:    acceptGate(cfg),
 		stopReading:   make(chan struct{}),
 		stopped:       make(chan struct{}),
+	}
+	s.listenerPools = make(map[string]*memoryPool)
+	for _, spec := range cfg.Listeners {
+		if spec.OwnMemoryPool {
+			s.listenerPools[spec.Name] = newMemoryPool(cfg.QueuedMaxRequestBytes)
+		}
 	}
 	s.reuseBody = apiKeySet(cfg.ReuseBodyAPIKeys)
 	s.pipelined = apiKeySet(cfg.PipelinedAPIKeys)
@@ -292,6 +304,9 @@ func (s *Server) serve(netConn net.Conn, spec *ListenerSpec) {
 	c := newConnection(s, wrapTLS(netConn, spec), listenerName, remoteIP)
 	c.info.SecurityProtocol = spec.SecurityProtocol
 	c.tlsPrincipal = spec.TLSPrincipal
+	if pool := s.listenerPools[spec.Name]; pool != nil {
+		c.memoryPool = pool
+	}
 	s.mu.connections[c.info.ID] = c
 	s.readers.Add(1)
 	s.writers.Add(1)
@@ -443,6 +458,12 @@ func (s *Server) Stats() Stats {
 		CopiedFileBytes:        s.counters.copiedFileBytes.Load(),
 		TLSHandshakesFailed:    s.counters.tlsHandshakesFailed.Load(),
 		NetworkBusy:            time.Duration(s.counters.networkBusyNanos.Load()),
+		MemoryPoolBytes:        s.memoryPool.sizeBytes,
+		MemoryPoolUsedBytes:    s.memoryPool.used.Load(),
+		MemoryPoolAvailable:    s.memoryPool.available(),
+		MemoryPoolDepleted:     s.memoryPool.depletedTime(now),
+		MemoryPoolWaits:        s.counters.memoryPoolWaits.Load(),
+		ReadersWaitingMemory:   s.counters.readersWaitingForMemory.Load(),
 		NumIOThreads:           s.cfg.NumIOThreads,
 		NumNetworkThreads:      s.cfg.NumNetworkThreads,
 	}

@@ -55,6 +55,11 @@ type Request struct {
 	// be handed on: Handle to return, Respond to be called (see
 	// connection.letGoLocked). Guarded by connection.mu.
 	turnHolds int
+	// queuedBytes is what the request holds of the server's memory pool
+	// (queued.max.request.bytes; memory_pool.go). The reader sets it; the
+	// handler side gives it back when Handle returns or the request is
+	// skipped, the reader if the request never reaches the queue.
+	queuedBytes int64
 	// timings is written by the reader, the handler pool and the writer, each
 	// before handing the request on, so no lock is needed.
 	timings RequestTimings

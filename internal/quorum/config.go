@@ -87,10 +87,21 @@ func validateVoters(voters []Voter) error {
 // Config configures one controller's quorum member. Kafka's names and
 // defaults are in the comments; zero fields take the defaults.
 type Config struct {
-	// NodeID is node.id; it must be one of Voters.
+	// NodeID is node.id; it must be one of Voters when Voters is set.
 	NodeID int32
-	// Voters is controller.quorum.voters (see ParseVoters).
+	// Voters is controller.quorum.voters (see ParseVoters): the voter set a
+	// new metadata log starts with, at kraft.version 0. Empty when the node
+	// joins an existing quorum through controller.quorum.bootstrap.servers:
+	// it then starts as an observer, receiving nothing until the leader adds
+	// it (AddVoter), and keeps the voter set it learns in its log.
 	Voters []Voter
+	// Peers are members whose endpoints are known before the log tells them
+	// (what DescribeQuorum on controller.quorum.bootstrap.servers answered),
+	// so an observer can answer the leader that adds it.
+	Peers []Member
+	// ListenerName is the controller listener's name, recorded as the
+	// endpoint name of the voters of Voters (default CONTROLLER).
+	ListenerName string
 	// ListenAddr is this controller's listener, host:port; port 0 picks one
 	// (see Quorum.Addr). Ignored when Listener is set.
 	ListenAddr string
@@ -171,6 +182,8 @@ const (
 	DefaultRetryBackoffMs        = 20
 	DefaultRetryBackoffMaxMs     = 1000
 
+	DefaultListenerName = "CONTROLLER"
+
 	// MetadataPartitionDir is the log directory of the metadata partition.
 	MetadataPartitionDir = "__cluster_metadata-0"
 )
@@ -201,11 +214,19 @@ const (
 // withDefaults returns c with defaults filled in, or an error when c cannot
 // work.
 func (c Config) withDefaults() (Config, error) {
-	if err := validateVoters(c.Voters); err != nil {
-		return c, err
+	if c.NodeID <= 0 {
+		return c, fmt.Errorf("%w: node id %d must be positive", ErrConfig, c.NodeID)
 	}
-	if !slices.ContainsFunc(c.Voters, func(v Voter) bool { return v.ID == c.NodeID }) {
-		return c, fmt.Errorf("%w: node %d is not a voter (observers are not supported)", ErrConfig, c.NodeID)
+	if len(c.Voters) > 0 {
+		if err := validateVoters(c.Voters); err != nil {
+			return c, err
+		}
+		if !slices.ContainsFunc(c.Voters, func(v Voter) bool { return v.ID == c.NodeID }) {
+			return c, fmt.Errorf("%w: node %d is not one of controller.quorum.voters", ErrConfig, c.NodeID)
+		}
+	}
+	if c.ListenerName == "" {
+		c.ListenerName = DefaultListenerName
 	}
 	if c.Dir == "" {
 		return c, fmt.Errorf("%w: no metadata log dir", ErrConfig)

@@ -16,8 +16,26 @@
 //	  └─ transport       TCP between controllers: one outbound connection per
 //	      (transport.go) peer with a bounded send queue, size-framed messages
 //
-// Voters are static (controller.quorum.voters); there are no configuration
-// changes and no observers.
+// # Voters (KIP-853)
+//
+// A new cluster starts at kraft.version 0 with the voters of
+// controller.quorum.voters. SetKRaftVersion(1) (UpdateFeatures) writes that
+// set, with each voter's endpoints, into the log, and every voter takes a
+// snapshot at it; from then on voters change online, one at a time, through
+// etcd raft's configuration changes (membership.go): AddVoter adds a raft
+// learner, catches it up and promotes it; RemoveVoter removes a voter (a
+// removed leader steps down); UpdateVoter changes a voter's endpoints. A
+// controller started with controller.quorum.bootstrap.servers and no voters
+// is an observer: its raft node has no configuration and waits for the
+// leader that adds it, whose first message is a snapshot holding the voter
+// set (the log below the upgrade has no record of its voters).
+//
+// Every change is one EntryConfChangeV2 entry whose context is the whole
+// voter set after it, so the latest such entry in a log (or the snapshot
+// below it) tells every node the voters and their endpoints after a restart,
+// as Kafka's VotersRecord does. The transport's peers follow the latest set,
+// committed or not. raft's ConfState is restored from the snapshot and the
+// configuration changes after it are applied again on restart.
 //
 // # Offsets
 //
@@ -59,6 +77,29 @@
 //	     0     1  type   raftpb.EntryType: 0 normal, 1 conf change, 2 conf change v2
 //	     1     .  data   raft entry data; empty for the leader's no-op entry
 //
+// A conf change v2 entry's data is a protobuf raftpb.ConfChangeV2 with one
+// change (add learner, add node, remove node or update node; transition
+// auto) whose context is
+//
+//	offset  size  field
+//	     0     8  proposalId   big-endian, as in a proposal
+//	     8     .  voters record: the voter set after the change
+//
+// # Voters record
+//
+// A voter set (VoterSet), big-endian:
+//
+//	offset  size  field
+//	     0     1  version       0
+//	     1     2  kraftVersion  0 or 1
+//	     3     4  memberCount   m, at most 1024, ids ascending
+//	     7     .  m times:
+//	                 4  id           > 0
+//	                16  directoryId  zero when unknown
+//	                 1  flags        bit 0: learner (being added, not voting)
+//	                 1  endpointCount e, at most 16; the first is dialled
+//	                 .  e times: 2 nameLength, name, 2 hostLength, host, 2 port
+//
 // The data of a normal entry written by Propose is a proposal:
 //
 //	offset  size  field
@@ -86,9 +127,11 @@
 // It is rewritten whenever the term or the vote changes, before any message
 // that depends on them is sent. commitIndex is only a lower bound: it is
 // written with term and vote changes and at shutdown, not with every commit
-// (raft relearns the commit index from the leader). nodeId and currentVoters
-// must match the configuration at startup: a directory belongs to one node of
-// one static voter set.
+// (raft relearns the commit index from the leader). nodeId must match
+// node.id. currentVoters is the voter set the directory was created with (the
+// raft configuration below the first snapshot; empty for a node that joined
+// through controller.quorum.bootstrap.servers); while kraft.version is 0 it
+// must match controller.quorum.voters, after that the log's voter set wins.
 //
 // # <endOffset>-<epoch>.checkpoint: snapshots
 //
@@ -97,15 +140,26 @@
 // contents (big-endian):
 //
 //	offset  size  field
-//	     0     4  magic        "SQSN" (53 51 53 4e)
-//	     4     2  version      0
-//	     6     8  index        raft index of the last entry included
-//	    14     8  term         raft term of that entry
-//	    22     4  voterCount   v
-//	    26    4v  voterIds     int32 each, ascending
-//	26+4v      8  dataLength   m
-//	34+4v      m  data         StateMachine.Snapshot at that index
-//	34+4v+m    4  crc          CRC-32C (Castagnoli) of every byte before it
+//	     0     4  magic          "SQSN" (53 51 53 4e)
+//	     4     2  version        1
+//	     6     8  index          raft index of the last entry included
+//	    14     8  term           raft term of that entry
+//	    22     8  payloadLength  p
+//	    30     p  payload
+//	  30+p     4  crc            CRC-32C (Castagnoli) of every byte before it
+//
+// The payload is also the data of the raft snapshot a leader sends:
+//
+//	offset  size  field
+//	     0     4  votersLength  v
+//	     4     v  voters record: the voter set at index (its raft ConfState)
+//	   4+v     .  StateMachine.Snapshot at that index
+//
+// Version 0 files (written before kraft.version 1 existed) are still read:
+// after the version, index and term they hold a 4-byte voterCount, the
+// voter ids (4 bytes each, ascending), an 8-byte dataLength and the state
+// machine data, then the crc; their voters take their endpoints from
+// controller.quorum.voters.
 //
 // A snapshot is written atomically (<name>.tmp, fsync, rename, fsync dir);
 // only the newest is kept. After it is written the log below its end offset
@@ -114,7 +168,10 @@
 // # Transport
 //
 // A controller dials each peer it sends to and keeps one connection per peer,
-// used in one direction only. A connection opens with a 14-byte preamble and
+// used in one direction only. The peers are the members of the latest voter
+// set (and, before the log names them, the voters controller.quorum.voters
+// or the bootstrap servers gave); a connection from a node that is none of
+// them is refused. A connection opens with a 14-byte preamble and
 // then carries frames:
 //
 //	preamble                          frame, repeated

@@ -39,6 +39,16 @@ type runState struct {
 	lastSnapshot       time.Time
 	// nextSnapshotAttempt delays a snapshot after one failed.
 	nextSnapshotAttempt time.Time
+	// voters and confState are the voter set and raft configuration as of
+	// applied, for snapshots.
+	voters    VoterSet
+	confState *raftpb.ConfState
+	// forceSnapshot asks for a snapshot at the next chance, whatever the
+	// intervals (after the kraft.version upgrade).
+	forceSnapshot bool
+	// peersVersion is the storage voter-set change count the transport's
+	// peers were last set from.
+	peersVersion uint64
 }
 
 // initRun restores the state machine from the latest snapshot and creates
@@ -47,9 +57,14 @@ func (q *Quorum) initRun() error {
 	r := &q.run
 	r.waiters = make(map[uint64]*proposal)
 	r.lastSnapshot = time.Now()
+	r.voters, r.confState = q.storage.base, q.storage.base.confState()
 	if snap := q.storage.snapshot; !raft.IsEmptySnap(snap) {
 		index := snap.GetMetadata().GetIndex()
-		if err := q.sm.Restore(snap.GetData(), int64(index)-1); err != nil {
+		_, data, err := decodeSnapshotPayload(snap.GetData())
+		if err != nil {
+			return err
+		}
+		if err := q.sm.Restore(data, int64(index)-1); err != nil {
 			return fmt.Errorf("quorum: restore state machine from snapshot at offset %d: %w", index-1, err)
 		}
 		r.applied = index
@@ -69,13 +84,14 @@ func (q *Quorum) initRun() error {
 		PreVote:                   true,
 		ReadOnlyOption:            raft.ReadOnlySafe,
 		DisableProposalForwarding: true,
+		StepDownOnRemoval:         true,
 		Logger:                    raftLogger{q.logger},
 	})
 	if err != nil {
 		return err
 	}
 	r.rn = rn
-	if len(q.cfg.Voters) == 1 {
+	if voters := q.storage.latest.Voters(); len(voters) == 1 && voters[0] == uint64(q.cfg.NodeID) {
 		// A quorum of one need not wait out an election timeout.
 		if err := rn.Campaign(); err != nil {
 			return fmt.Errorf("quorum: campaign: %w", err)
@@ -128,6 +144,9 @@ func (q *Quorum) loop(tick <-chan time.Time) (err error) {
 			q.handleReport(r)
 		case reply := <-q.statusRequests:
 			reply <- q.status()
+		case peers := <-q.peerUpdates:
+			q.cfg.Peers = peers
+			q.run.peersVersion = 0 // refresh the transport's peers
 		}
 		// Take what else is waiting, so one Ready (one fsync) covers it.
 		for range maxEventsPerReady {
@@ -197,6 +216,10 @@ func (q *Quorum) handleReadies() error {
 		}
 	}
 	q.publish(rn.BasicStatus())
+	if q.run.peersVersion != q.storage.changes {
+		q.run.peersVersion = q.storage.changes
+		q.transport.setPeers(q.peerMembers())
+	}
 	return q.maybeSnapshot()
 }
 
@@ -230,12 +253,17 @@ func (q *Quorum) handleReady(rd raft.Ready) (dropped []*raftpb.Message, err erro
 // restore replaces the state machine with a snapshot from the leader.
 func (q *Quorum) restore(snap *raftpb.Snapshot) error {
 	index, term := snap.GetMetadata().GetIndex(), snap.GetMetadata().GetTerm()
-	if err := q.sm.Restore(snap.GetData(), int64(index)-1); err != nil {
+	_, data, err := decodeSnapshotPayload(snap.GetData())
+	if err != nil {
+		return err
+	}
+	if err := q.sm.Restore(data, int64(index)-1); err != nil {
 		return fmt.Errorf("quorum: restore state machine from snapshot at offset %d: %w", index-1, err)
 	}
 	q.logger.Info("restored state from the leader's snapshot", "end_offset", index, "epoch", term)
 	r := &q.run
 	r.applied, r.bytesSinceSnapshot, r.lastSnapshot = index, 0, time.Now()
+	r.voters, r.confState = q.storage.base, q.storage.base.confState()
 	q.tail.reset(int64(index))
 	// Proposals from terms up to the snapshot's may be inside it or lost.
 	for id, p := range r.waiters {
@@ -260,8 +288,12 @@ func (q *Quorum) apply(e *raftpb.Entry) error {
 	q.failLostProposals(e.GetTerm())
 	offset := int64(index - 1)
 	switch {
+	case e.GetType() == raftpb.EntryConfChangeV2:
+		if err := q.applyConfChange(e); err != nil {
+			return err
+		}
 	case e.GetType() != raftpb.EntryNormal:
-		q.logger.Warn("ignoring a configuration change entry: the voters are static", "offset", offset)
+		return fmt.Errorf("%w: committed entry at offset %d has type %s", ErrCorrupt, offset, e.GetType())
 	case len(e.GetData()) > 0:
 		id, values, err := decodeProposal(e.GetData())
 		if err != nil {
@@ -305,6 +337,10 @@ func (q *Quorum) propose(p *proposal) {
 	if p.ctx.Err() != nil {
 		return // the caller gave up before it reached raft
 	}
+	if p.change != nil {
+		q.proposeChange(p)
+		return
+	}
 	r := &q.run
 	bs := r.rn.BasicStatus()
 	if bs.RaftState != raft.StateLeader {
@@ -343,7 +379,7 @@ func (q *Quorum) maybeSnapshot() error {
 		return nil
 	}
 	timeDue := q.cfg.SnapshotIntervalMs > 0 && now.Sub(r.lastSnapshot) >= time.Duration(q.cfg.SnapshotIntervalMs)*time.Millisecond
-	if r.bytesSinceSnapshot < q.cfg.SnapshotIntervalBytes && !timeDue {
+	if r.bytesSinceSnapshot < q.cfg.SnapshotIntervalBytes && !timeDue && !r.forceSnapshot {
 		return nil
 	}
 	data, err := q.sm.Snapshot()
@@ -355,9 +391,10 @@ func (q *Quorum) maybeSnapshot() error {
 		r.nextSnapshotAttempt = now.Add(snapshotRetryInterval)
 		return nil
 	}
-	if err := q.storage.createSnapshot(r.applied, data); err != nil {
+	if err := q.storage.createSnapshot(r.applied, r.voters, data); err != nil {
 		return err
 	}
+	r.forceSnapshot = false
 	q.logger.Debug("took a metadata snapshot", "end_offset", r.applied, "bytes", len(data))
 	r.bytesSinceSnapshot, r.lastSnapshot = 0, now
 	return nil
@@ -384,17 +421,47 @@ func (q *Quorum) status() Status {
 		})
 	}
 	now := time.Now()
-	for _, id := range q.cfg.voterIDs() {
-		v := VoterStatus{ID: int32(id), LogEndOffset: -1, LastContact: q.transport.lastContact(id)}
-		if m, ok := match[id]; ok {
-			v.LogEndOffset = int64(m)
+	latest := q.storage.latest
+	st.KRaftVersion = latest.KRaftVersion
+	for _, m := range latest.Members {
+		v := VoterStatus{ID: m.ID, DirectoryID: m.DirectoryID, Endpoints: m.Endpoints, LogEndOffset: -1, LastContact: q.transport.lastContact(uint64(m.ID))}
+		if match, ok := match[uint64(m.ID)]; ok {
+			v.LogEndOffset = int64(match)
 		}
-		if id == uint64(q.cfg.NodeID) {
+		if m.ID == q.cfg.NodeID {
 			v.LogEndOffset, v.LastContact = st.LogEndOffset, now
 		}
-		st.Voters = append(st.Voters, v)
+		if m.Learner {
+			st.Observers = append(st.Observers, v)
+		} else {
+			st.Voters = append(st.Voters, v)
+		}
 	}
 	return st
+}
+
+// peerMembers are the nodes the transport talks to: the latest voter set,
+// with the configured voters and peers it does not name (raft loop only,
+// or Start).
+func (q *Quorum) peerMembers() []Member {
+	byID := map[int32]Member{}
+	for _, m := range q.cfg.Peers {
+		byID[m.ID] = m
+	}
+	for _, m := range q.storage.static.Members {
+		byID[m.ID] = m
+	}
+	for _, m := range q.storage.latest.Members {
+		if len(m.Endpoints) > 0 {
+			byID[m.ID] = m
+		}
+	}
+	delete(byID, q.cfg.NodeID)
+	out := make([]Member, 0, len(byID))
+	for _, m := range byID {
+		out = append(out, m)
+	}
+	return out
 }
 
 // shutdown ends the run goroutine: it fails what is pending and closes the

@@ -125,6 +125,10 @@ type testNode struct {
 	addr string
 	sm   *testSM
 	q    *Quorum // nil while stopped
+	// joined nodes start with no voters, knowing the first voters as
+	// peers (controller.quorum.bootstrap.servers), and are added with
+	// AddVoter.
+	joined bool
 }
 
 // testCluster runs in-process controllers on 127.0.0.1.
@@ -170,6 +174,9 @@ func newCluster(t testing.TB, n int, tweak func(*Config)) *testCluster {
 
 func (c *testCluster) config(i int) Config {
 	cfg := Config{NodeID: c.nodes[i].id, Voters: c.voters, Dir: c.nodes[i].dir, Logger: testLogger(c.t)}
+	if c.nodes[i].joined {
+		cfg.Voters, cfg.Peers = nil, staticVoterSet(c.voters, DefaultListenerName).Members
+	}
 	fastConfig(&cfg)
 	if c.tweak != nil {
 		c.tweak(&cfg)

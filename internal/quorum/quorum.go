@@ -46,13 +46,18 @@ type Status struct {
 	// LogStartOffset is the end offset of the latest snapshot; LogEndOffset
 	// the end of this node's log.
 	LogStartOffset, LogEndOffset int64
-	// Voters is every voter, by id.
-	Voters []VoterStatus
+	// Voters is every voter of the latest voter set, by id; Observers the
+	// learners being caught up to become voters.
+	Voters, Observers []VoterStatus
+	// KRaftVersion is the latest voter set's kraft.version.
+	KRaftVersion int16
 }
 
 // VoterStatus is one voter's replication state.
 type VoterStatus struct {
-	ID int32
+	ID          int32
+	DirectoryID [16]byte
+	Endpoints   []Endpoint
 	// LogEndOffset is how far the voter's log matches the leader's; -1 when
 	// unknown (only the leader tracks the other voters).
 	LogEndOffset int64
@@ -77,10 +82,12 @@ type Quorum struct {
 	received       chan *raftpb.Message
 	reports        chan report
 	statusRequests chan chan Status
-	stopping       chan struct{}
-	stopOnce       sync.Once
-	done           chan struct{} // closed when the run goroutine has exited
-	proposalIDs    atomic.Uint64
+	// peerUpdates carries new Config.Peers (SetPeers).
+	peerUpdates chan []Member
+	stopping    chan struct{}
+	stopOnce    sync.Once
+	done        chan struct{} // closed when the run goroutine has exited
+	proposalIDs atomic.Uint64
 
 	// run is the state owned by the run goroutine.
 	run runState
@@ -125,6 +132,7 @@ func Start(cfg Config, sm StateMachine) (q *Quorum, err error) {
 		received:       make(chan *raftpb.Message, maxReceiveQueueMessages),
 		reports:        make(chan report, maxReceiveQueueMessages),
 		statusRequests: make(chan chan Status),
+		peerUpdates:    make(chan []Member, 1),
 		stopping:       make(chan struct{}),
 		done:           make(chan struct{}),
 		tail:           newCommittedTail(int(min(cfg.SnapshotIntervalBytes, math.MaxInt32))),
@@ -142,6 +150,8 @@ func Start(cfg Config, sm StateMachine) (q *Quorum, err error) {
 	}
 	q.addr = listener.Addr()
 	q.transport = newTransport(cfg, listener, q.deliver, q.reports)
+	q.transport.setPeers(q.peerMembers())
+	q.run.peersVersion = st.changes
 	go q.runLoop()
 	return q, nil
 }
@@ -238,6 +248,20 @@ func (q *Quorum) Status() Status {
 	}
 }
 
+// SetPeers replaces Config.Peers: an observer that learns the voters anew
+// (from controller.quorum.bootstrap.servers) while it waits to be added.
+// The log's voter set still wins for the members it names.
+func (q *Quorum) SetPeers(peers []Member) {
+	select {
+	case <-q.peerUpdates: // drop an update not yet taken
+	default:
+	}
+	select {
+	case q.peerUpdates <- peers:
+	default:
+	}
+}
+
 // Err is why the quorum stopped by itself (a failed disk, a failing state
 // machine), or nil.
 func (q *Quorum) Err() error {
@@ -314,6 +338,8 @@ type proposal struct {
 	ctx  context.Context
 	id   uint64
 	data []byte
+	// change, when set, is a membership change instead of data.
+	change *memberChange
 	// term is the leader term the entry was appended in.
 	term   uint64
 	result chan proposalResult // buffered: finish never blocks

@@ -17,13 +17,17 @@ import (
 	"github.com/samsa-streaming/samsa/internal/vfs"
 )
 
-// Snapshot file layout (see the package doc).
+// Snapshot file layout (see the package doc). Version 0 files, which
+// carried the voter ids only, are still read.
 const (
 	snapshotSuffix      = ".checkpoint"
 	snapshotMagic       = "SQSN"
-	snapshotVersion     = 0
-	snapshotFixedBytes  = 4 + 2 + 8 + 8 + 4 + 8 + 4 // without voter ids and data
+	snapshotVersion0    = 0
+	snapshotVersion     = 1
+	snapshotFixedBytes  = 4 + 2 + 8 + 8 + 8 + 4 // without the payload
+	snapshotV0Fixed     = 4 + 2 + 8 + 8 + 4 + 8 + 4
 	maxSnapshotVoters   = 1 << 10
+	maxVotersRecordSize = 1 << 20
 	snapshotNameDigits  = 20
 	snapshotEpochDigits = 10
 )
@@ -57,29 +61,26 @@ func parseSnapshotFileName(name string) (index, term uint64, ok bool) {
 	return index, term, true
 }
 
-// encodeSnapshot renders a snapshot file.
+// encodeSnapshot renders a snapshot file (version 1). The snapshot's data is
+// the payload: voter set and state machine snapshot.
 func encodeSnapshot(snap *raftpb.Snapshot) []byte {
 	meta := snap.GetMetadata()
-	voters := slices.Sorted(slices.Values(meta.GetConfState().GetVoters()))
-	data := snap.GetData()
-	b := make([]byte, 0, snapshotFixedBytes+4*len(voters)+len(data))
+	payload := snap.GetData()
+	b := make([]byte, 0, snapshotFixedBytes+len(payload))
 	b = append(b, snapshotMagic...)
 	b = binary.BigEndian.AppendUint16(b, snapshotVersion)
 	b = binary.BigEndian.AppendUint64(b, meta.GetIndex())
 	b = binary.BigEndian.AppendUint64(b, meta.GetTerm())
-	b = binary.BigEndian.AppendUint32(b, uint32(len(voters)))
-	for _, id := range voters {
-		b = binary.BigEndian.AppendUint32(b, uint32(id))
-	}
-	b = binary.BigEndian.AppendUint64(b, uint64(len(data)))
-	b = append(b, data...)
+	b = binary.BigEndian.AppendUint64(b, uint64(len(payload)))
+	b = append(b, payload...)
 	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
 }
 
 // decodeSnapshot parses and checks a snapshot file. The returned snapshot's
-// data aliases b.
+// data is the payload (voter set, then state machine data), its ConfState
+// the payload's voter set; a version 1 payload aliases b.
 func decodeSnapshot(b []byte) (*raftpb.Snapshot, error) {
-	if len(b) < snapshotFixedBytes {
+	if len(b) < 4+2+4 {
 		return nil, fmt.Errorf("%w: snapshot of %d bytes is shorter than its header", ErrCorrupt, len(b))
 	}
 	body, sum := b[:len(b)-4], binary.BigEndian.Uint32(b[len(b)-4:])
@@ -89,37 +90,75 @@ func decodeSnapshot(b []byte) (*raftpb.Snapshot, error) {
 	if string(body[:4]) != snapshotMagic {
 		return nil, fmt.Errorf("%w: snapshot magic %q", ErrCorrupt, body[:4])
 	}
-	if v := binary.BigEndian.Uint16(body[4:]); v != snapshotVersion {
+	var index, term uint64
+	var payload []byte
+	switch v := binary.BigEndian.Uint16(body[4:]); v {
+	case snapshotVersion0:
+		var err error
+		if index, term, payload, err = decodeSnapshotV0(body); err != nil {
+			return nil, err
+		}
+	case snapshotVersion:
+		if len(b) < snapshotFixedBytes {
+			return nil, fmt.Errorf("%w: snapshot of %d bytes is shorter than its header", ErrCorrupt, len(b))
+		}
+		index = binary.BigEndian.Uint64(body[6:])
+		term = binary.BigEndian.Uint64(body[14:])
+		length := binary.BigEndian.Uint64(body[22:])
+		payload = body[30:]
+		if length != uint64(len(payload)) {
+			return nil, fmt.Errorf("%w: snapshot payload of %d bytes, %d present", ErrCorrupt, length, len(payload))
+		}
+	default:
 		return nil, fmt.Errorf("%w: snapshot version %d, want %d", ErrCorrupt, v, snapshotVersion)
 	}
-	index := binary.BigEndian.Uint64(body[6:])
-	term := binary.BigEndian.Uint64(body[14:])
+	if index == 0 {
+		return nil, fmt.Errorf("%w: snapshot at index 0", ErrCorrupt)
+	}
+	voters, _, err := decodeSnapshotPayload(payload)
+	if err != nil {
+		return nil, err
+	}
+	return &raftpb.Snapshot{
+		Data: payload,
+		Metadata: &raftpb.SnapshotMetadata{
+			Index:     new(index),
+			Term:      new(term),
+			ConfState: voters.confState(),
+		},
+	}, nil
+}
+
+// decodeSnapshotV0 reads the body of a version 0 file (voter ids, then the
+// state machine data) and returns its payload.
+func decodeSnapshotV0(body []byte) (index, term uint64, payload []byte, err error) {
+	if len(body)+4 < snapshotV0Fixed {
+		return 0, 0, nil, fmt.Errorf("%w: snapshot of %d bytes is shorter than its header", ErrCorrupt, len(body)+4)
+	}
+	index = binary.BigEndian.Uint64(body[6:])
+	term = binary.BigEndian.Uint64(body[14:])
 	voterCount := binary.BigEndian.Uint32(body[22:])
 	rest := body[26:]
-	if index == 0 || voterCount == 0 || voterCount > maxSnapshotVoters || uint64(len(rest)) < 4*uint64(voterCount)+8 {
-		return nil, fmt.Errorf("%w: snapshot header: index %d, %d voters in %d bytes", ErrCorrupt, index, voterCount, len(rest))
+	if voterCount == 0 || voterCount > maxSnapshotVoters || uint64(len(rest)) < 4*uint64(voterCount)+8 {
+		return 0, 0, nil, fmt.Errorf("%w: snapshot header: index %d, %d voters in %d bytes", ErrCorrupt, index, voterCount, len(rest))
 	}
-	voters := make([]uint64, voterCount)
-	for i := range voters {
-		voters[i] = uint64(binary.BigEndian.Uint32(rest[4*i:]))
-		if voters[i] == 0 || voters[i] > 1<<31-1 || (i > 0 && voters[i] <= voters[i-1]) {
-			return nil, fmt.Errorf("%w: snapshot voter ids %v", ErrCorrupt, voters[:i+1])
+	var voters VoterSet
+	prev := uint32(0)
+	for i := range voterCount {
+		id := binary.BigEndian.Uint32(rest[4*i:])
+		if id == 0 || id > 1<<31-1 || id <= prev {
+			return 0, 0, nil, fmt.Errorf("%w: snapshot voter id %d after %d", ErrCorrupt, id, prev)
 		}
+		prev = id
+		voters.Members = append(voters.Members, Member{ID: int32(id)})
 	}
 	rest = rest[4*voterCount:]
 	dataLength := binary.BigEndian.Uint64(rest)
 	rest = rest[8:]
 	if dataLength != uint64(len(rest)) {
-		return nil, fmt.Errorf("%w: snapshot data of %d bytes, %d present", ErrCorrupt, dataLength, len(rest))
+		return 0, 0, nil, fmt.Errorf("%w: snapshot data of %d bytes, %d present", ErrCorrupt, dataLength, len(rest))
 	}
-	return &raftpb.Snapshot{
-		Data: rest,
-		Metadata: &raftpb.SnapshotMetadata{
-			Index:     new(index),
-			Term:      new(term),
-			ConfState: raftpb.EnsureConfState(&raftpb.ConfState{Voters: voters}),
-		},
-	}, nil
+	return index, term, encodeSnapshotPayload(voters, rest), nil
 }
 
 // writeSnapshotFile writes snap into dir atomically.
@@ -175,7 +214,7 @@ func loadLatestSnapshot(fsys vfs.FS, dir string, maxBytes int) (*raftpb.Snapshot
 	}
 	latest := files[0]
 	path := filepath.Join(dir, latest.name)
-	b, err := readSmallFile(fsys, path, int64(maxBytes)+snapshotFixedBytes+4*maxSnapshotVoters)
+	b, err := readSmallFile(fsys, path, int64(maxBytes)+snapshotV0Fixed+maxVotersRecordSize)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot %s: %w", path, err)
 	}

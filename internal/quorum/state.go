@@ -68,8 +68,6 @@ func decodeQuorumState(b []byte) (quorumState, error) {
 		return s, fmt.Errorf("%w: %s: votedId %d", ErrCorrupt, quorumStateFile, s.VotedID)
 	case s.VotedID > 0 && s.LeaderEpoch == 0:
 		return s, fmt.Errorf("%w: %s: a vote in epoch 0", ErrCorrupt, quorumStateFile)
-	case len(s.CurrentVoters) == 0:
-		return s, fmt.Errorf("%w: %s: no voters", ErrCorrupt, quorumStateFile)
 	}
 	for _, v := range s.CurrentVoters {
 		if v.VoterID <= 0 {

@@ -33,7 +33,6 @@ type storage struct {
 	fs      vfs.FS
 	dir     string
 	nodeID  int32
-	voters  []uint64
 	log     *log.Log
 	logger  *slog.Logger
 	nowMs   func() int64
@@ -51,6 +50,22 @@ type storage struct {
 	// hardState is raft's latest HardState; persisted is what quorum-state
 	// holds. Invariant: persisted term and vote equal hardState's.
 	hardState, persisted *raftpb.HardState
+
+	// static is controller.quorum.voters (empty when the node joins
+	// through controller.quorum.bootstrap.servers); it gives endpoints to
+	// voter sets read from formats that recorded ids only.
+	static VoterSet
+	// bootstrap is the voter set below the first snapshot: the ids of
+	// quorum-state's currentVoters, written when the directory was created.
+	bootstrap VoterSet
+	// base is the voter set at entries[0]: the snapshot's, else bootstrap.
+	base VoterSet
+	// latest is the voter set after the last entry, committed or not (as
+	// Kafka uses the latest VotersRecord in its log), set by the entry at
+	// latestIndex (0: base). changes counts the times latest changed.
+	latest      VoterSet
+	latestIndex uint64
+	changes     uint64
 }
 
 var _ raft.Storage = (*storage)(nil)
@@ -63,8 +78,9 @@ func openStorage(cfg Config) (*storage, error) {
 		return nil, fmt.Errorf("%w: create %s: %w", log.ErrStorage, dir, err)
 	}
 	s := &storage{
-		fs: cfg.FS, dir: dir, nodeID: cfg.NodeID, voters: cfg.voterIDs(), logger: cfg.Logger,
-		nowMs: func() int64 { return time.Now().UnixMilli() }, maxSnap: cfg.MaxSnapshotBytes,
+		fs: cfg.FS, dir: dir, nodeID: cfg.NodeID, logger: cfg.Logger,
+		static: staticVoterSet(cfg.Voters, cfg.ListenerName),
+		nowMs:  func() int64 { return time.Now().UnixMilli() }, maxSnap: cfg.MaxSnapshotBytes,
 		hardState: &raftpb.HardState{}, persisted: &raftpb.HardState{},
 	}
 	if err := s.loadState(); err != nil {
@@ -75,11 +91,13 @@ func openStorage(cfg Config) (*storage, error) {
 		return nil, err
 	}
 	s.snapshot = raftpb.EnsureSnapshot(snap)
+	s.base = s.bootstrap
 	if snap != nil {
-		if !slices.Equal(snap.GetMetadata().GetConfState().GetVoters(), s.voters) {
-			return nil, fmt.Errorf("%w: snapshot voters %v differ from the configured voters %v",
-				ErrConfig, snap.GetMetadata().GetConfState().GetVoters(), s.voters)
+		voters, _, err := decodeSnapshotPayload(snap.GetData())
+		if err != nil {
+			return nil, err
 		}
+		s.base = voters.fillEndpoints(s.static)
 	}
 	snapIndex, snapTerm := s.snapshot.GetMetadata().GetIndex(), s.snapshot.GetMetadata().GetTerm()
 	s.entries = []*raftpb.Entry{{Index: new(snapIndex), Term: new(snapTerm)}}
@@ -101,7 +119,52 @@ func openStorage(cfg Config) (*storage, error) {
 		return nil, fmt.Errorf("%w: %s has commit index %d but the log ends at index %d: committed entries were lost",
 			ErrCorrupt, filepath.Join(dir, quorumStateFile), commit, s.lastIndex())
 	}
+	s.recomputeLatest()
+	if err := s.checkStaticVoters(snap != nil); err != nil {
+		s.log.Close()
+		return nil, err
+	}
 	return s, nil
+}
+
+// checkStaticVoters: at kraft.version 0 the voters are
+// controller.quorum.voters, so a directory written for another voter set
+// is refused. From kraft.version 1 the log's voter set wins.
+func (s *storage) checkStaticVoters(haveSnapshot bool) error {
+	if s.latest.KRaftVersion > 0 || len(s.static.Members) == 0 {
+		return nil
+	}
+	if !slices.Equal(s.bootstrap.Voters(), s.static.Voters()) {
+		return fmt.Errorf("%w: configured voters %v differ from the voters %v in %s", ErrConfig, s.static.Voters(), s.bootstrap.Voters(), quorumStateFile)
+	}
+	if haveSnapshot && !slices.Equal(s.base.Voters(), s.static.Voters()) {
+		return fmt.Errorf("%w: snapshot voters %v differ from the configured voters %v", ErrConfig, s.base.Voters(), s.static.Voters())
+	}
+	return nil
+}
+
+// recomputeLatest finds the latest voter set: the last configuration change
+// entry's, else base.
+func (s *storage) recomputeLatest() {
+	s.latest, s.latestIndex = s.base, 0
+	for _, e := range s.entries[1:] {
+		s.noteEntry(e)
+	}
+	s.changes++
+}
+
+// noteEntry makes a configuration change entry's voter set the latest.
+func (s *storage) noteEntry(e *raftpb.Entry) {
+	if e.GetType() != raftpb.EntryConfChangeV2 {
+		return
+	}
+	_, _, set, err := decodeConfChangeEntry(e.GetData())
+	if err != nil {
+		s.logger.Warn("ignoring a configuration change entry that does not parse", "offset", e.GetIndex()-1, "err", err)
+		return
+	}
+	s.latest, s.latestIndex = set.fillEndpoints(s.static), e.GetIndex()
+	s.changes++
 }
 
 // loadState reads quorum-state, checking it belongs to this node and voter
@@ -112,14 +175,17 @@ func (s *storage) loadState() error {
 		return fmt.Errorf("read %s: %w", filepath.Join(s.dir, quorumStateFile), err)
 	}
 	if !found {
+		s.bootstrap = s.static
 		return nil
 	}
 	if st.NodeID != s.nodeID {
 		return fmt.Errorf("%w: %s belongs to node %d, this is node %d", ErrConfig, s.dir, st.NodeID, s.nodeID)
 	}
-	if !slices.Equal(st.voters(), s.voters) {
-		return fmt.Errorf("%w: configured voters %v differ from the voters %v in %s", ErrConfig, s.voters, st.voters(), quorumStateFile)
+	var bootstrap VoterSet
+	for _, id := range st.voters() {
+		bootstrap = bootstrap.with(Member{ID: int32(id)})
 	}
+	s.bootstrap = bootstrap.fillEndpoints(s.static)
 	vote := uint64(0)
 	if st.VotedID > 0 {
 		vote = uint64(st.VotedID)
@@ -208,11 +274,7 @@ func (s *storage) InitialState() (*raftpb.HardState, *raftpb.ConfState, error) {
 	if raft.IsEmptyHardState(hs) {
 		hs = nil
 	}
-	return hs, s.confState(), nil
-}
-
-func (s *storage) confState() *raftpb.ConfState {
-	return raftpb.EnsureConfState(&raftpb.ConfState{Voters: slices.Clone(s.voters)})
+	return hs, s.base.confState(), nil
 }
 
 // Entries implements raft.Storage.
@@ -290,6 +352,7 @@ func (s *storage) append(entries []*raftpb.Entry) error {
 			return fmt.Errorf("quorum: metadata log truncated to %d, want %d", leo, offset)
 		}
 		s.entries = s.entries[:at:at]
+		defer s.recomputeLatest()
 	}
 	nowMs := s.nowMs()
 	var buf []byte
@@ -309,6 +372,9 @@ func (s *storage) append(entries []*raftpb.Entry) error {
 		return fmt.Errorf("flush metadata log: %w", err)
 	}
 	s.entries = append(s.entries, entries...)
+	for _, e := range entries {
+		s.noteEntry(e)
+	}
 	if invariants {
 		s.checkInvariants()
 	}
@@ -330,7 +396,7 @@ func (s *storage) setHardState(hs *raftpb.HardState) error {
 
 func (s *storage) persistHardState() error {
 	hs := s.hardState
-	st := newQuorumState(s.nodeID, s.voters, hs.GetTerm(), hs.GetVote(), min(hs.GetCommit(), s.lastIndex()))
+	st := newQuorumState(s.nodeID, s.bootstrap.Voters(), hs.GetTerm(), hs.GetVote(), min(hs.GetCommit(), s.lastIndex()))
 	if err := writeQuorumState(s.fs, s.dir, st); err != nil {
 		return err
 	}
@@ -345,11 +411,12 @@ func (s *storage) applySnapshot(snap *raftpb.Snapshot) error {
 	if meta.GetIndex() <= s.snapshot.GetMetadata().GetIndex() {
 		return nil
 	}
-	if !slices.Equal(slices.Sorted(slices.Values(meta.GetConfState().GetVoters())), s.voters) {
-		return fmt.Errorf("%w: snapshot from the leader has voters %v, configured %v", ErrConfig, meta.GetConfState().GetVoters(), s.voters)
+	voters, _, err := decodeSnapshotPayload(snap.GetData())
+	if err != nil {
+		return fmt.Errorf("snapshot from the leader: %w", err)
 	}
 	snap = &raftpb.Snapshot{Data: snap.GetData(), Metadata: &raftpb.SnapshotMetadata{
-		Index: new(meta.GetIndex()), Term: new(meta.GetTerm()), ConfState: s.confState(),
+		Index: new(meta.GetIndex()), Term: new(meta.GetTerm()), ConfState: voters.confState(),
 	}}
 	// Snapshot first: a crash before the log is emptied leaves entries that
 	// loadEntries recognises as older than the snapshot.
@@ -361,23 +428,27 @@ func (s *storage) applySnapshot(snap *raftpb.Snapshot) error {
 	}
 	s.snapshot = snap
 	s.entries = []*raftpb.Entry{{Index: new(meta.GetIndex()), Term: new(meta.GetTerm())}}
+	s.base = voters.fillEndpoints(s.static)
+	s.recomputeLatest()
 	return removeSnapshotsBefore(s.fs, s.dir, meta.GetIndex())
 }
 
 // createSnapshot writes data as the snapshot at index (at most the applied
-// index) and compacts the log up to it.
-func (s *storage) createSnapshot(index uint64, data []byte) error {
+// index), with voters the voter set applied at index, and compacts the log
+// up to it.
+func (s *storage) createSnapshot(index uint64, voters VoterSet, data []byte) error {
 	term, err := s.Term(index)
 	if err != nil || index <= s.entries[0].GetIndex() {
 		return fmt.Errorf("quorum: cannot snapshot at index %d (log holds %d..%d): %v", index, s.firstIndex(), s.lastIndex(), err)
 	}
-	snap := &raftpb.Snapshot{Data: data, Metadata: &raftpb.SnapshotMetadata{
-		Index: new(index), Term: new(term), ConfState: s.confState(),
+	snap := &raftpb.Snapshot{Data: encodeSnapshotPayload(voters, data), Metadata: &raftpb.SnapshotMetadata{
+		Index: new(index), Term: new(term), ConfState: voters.confState(),
 	}}
 	if err := writeSnapshotFile(s.fs, s.dir, snap); err != nil {
 		return err
 	}
 	s.snapshot = snap
+	s.base = voters
 	first := s.entries[0].GetIndex()
 	rest := s.entries[index-first+1:]
 	entries := make([]*raftpb.Entry, 1, 1+len(rest))

@@ -109,7 +109,7 @@ func TestStorageAppendTruncateSnapshotReopen(t *testing.T) {
 	}
 
 	// A snapshot at 5 compacts the log up to it.
-	if err := s.createSnapshot(5, []byte("state@5")); err != nil {
+	if err := s.createSnapshot(5, s.base, []byte("state@5")); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Entries(5, 6, 1<<20); !errors.Is(err, raft.ErrCompacted) {
@@ -123,12 +123,12 @@ func TestStorageAppendTruncateSnapshotReopen(t *testing.T) {
 	if got := describe(t, s); !slices.Equal(got, want[5:]) {
 		t.Fatalf("entries after snapshot and reopen %v, want %v", got, want[5:])
 	}
-	if snap, _ := s.Snapshot(); snap.GetMetadata().GetIndex() != 5 || string(snap.GetData()) != "state@5" {
+	if snap, _ := s.Snapshot(); snap.GetMetadata().GetIndex() != 5 || !snapshotDataIs(snap, "state@5") {
 		t.Fatalf("snapshot %v", snap)
 	}
 
 	// A snapshot from the leader replaces everything.
-	leaderSnap := &raftpb.Snapshot{Data: []byte("state@20"), Metadata: &raftpb.SnapshotMetadata{
+	leaderSnap := &raftpb.Snapshot{Data: encodeSnapshotPayload(s.base, []byte("state@20")), Metadata: &raftpb.SnapshotMetadata{
 		Index: new(uint64(20)), Term: new(uint64(3)), ConfState: &raftpb.ConfState{Voters: []uint64{2, 1}},
 	}}
 	if err := s.applySnapshot(leaderSnap); err != nil {
@@ -160,7 +160,7 @@ func TestStorageDiscardsEntriesOlderThanSnapshot(t *testing.T) {
 	if err := s.append(testEntries(1, 6, 1)); err != nil {
 		t.Fatal(err)
 	}
-	snap := &raftpb.Snapshot{Data: []byte("x"), Metadata: &raftpb.SnapshotMetadata{Index: new(uint64(3)), Term: new(uint64(2)), ConfState: s.confState()}}
+	snap := &raftpb.Snapshot{Data: encodeSnapshotPayload(s.base, []byte("x")), Metadata: &raftpb.SnapshotMetadata{Index: new(uint64(3)), Term: new(uint64(2)), ConfState: s.base.confState()}}
 	if err := writeSnapshotFile(cfg.FS, s.dir, snap); err != nil {
 		t.Fatal(err)
 	}
@@ -359,4 +359,10 @@ func flipByte(t *testing.T, path string, at int64) {
 	}
 	b[at] ^= 0xff
 	writeFile(t, path, b)
+}
+
+// snapshotDataIs reports whether snap's state machine data is want.
+func snapshotDataIs(snap *raftpb.Snapshot, want string) bool {
+	_, data, err := decodeSnapshotPayload(snap.GetData())
+	return err == nil && string(data) == want
 }

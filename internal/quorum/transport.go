@@ -61,8 +61,8 @@ type transport struct {
 	// dialTLS is Config.DialTLS.
 	dialTLS  *tls.Config
 	listener net.Listener
-	// peers holds every other voter; it is not modified after newTransport.
-	peers map[uint64]*peer
+	// sendQueueMessages bounds each peer's queue.
+	sendQueueMessages int
 	// deliver hands a received message to the raft loop without blocking; it
 	// returns false when the message was dropped.
 	deliver func(*raftpb.Message) bool
@@ -79,6 +79,9 @@ type transport struct {
 		conns   map[net.Conn]struct{}
 		inbound int
 		closed  bool
+		// peers holds every other member of the voter set (and known
+		// peers), replaced by setPeers as the voter set changes.
+		peers map[uint64]*peer
 	}
 }
 
@@ -87,6 +90,9 @@ type peer struct {
 	id    uint64
 	addr  string
 	queue chan *raftpb.Message
+	// ctx ends the peer's goroutine when it leaves the voter set.
+	ctx    context.Context
+	cancel context.CancelFunc
 	// lastContactNanos is when a message from the peer last arrived (Unix
 	// nanoseconds, 0 for never).
 	lastContactNanos atomic.Int64
@@ -95,40 +101,78 @@ type peer struct {
 func newTransport(cfg Config, listener net.Listener, deliver func(*raftpb.Message) bool, reports chan<- report) *transport {
 	electionTimeout := time.Duration(cfg.TickMs*cfg.ElectionTicks) * time.Millisecond
 	t := &transport{
-		self:           uint64(cfg.NodeID),
-		logger:         cfg.Logger,
-		maxFrameBytes:  cfg.maxFrameBytes(),
-		requestTimeout: time.Duration(cfg.RequestTimeoutMs) * time.Millisecond,
-		idleTimeout:    max(minIdleTimeout, 10*electionTimeout),
-		backoffMin:     time.Duration(cfg.RetryBackoffMs) * time.Millisecond,
-		backoffMax:     time.Duration(cfg.RetryBackoffMaxMs) * time.Millisecond,
-		dialControl:    userTimeoutControl(time.Duration(cfg.RequestTimeoutMs) * time.Millisecond),
-		dialTLS:        cfg.DialTLS,
-		listener:       listener,
-		peers:          make(map[uint64]*peer),
-		deliver:        deliver,
-		reports:        reports,
+		self:              uint64(cfg.NodeID),
+		logger:            cfg.Logger,
+		maxFrameBytes:     cfg.maxFrameBytes(),
+		requestTimeout:    time.Duration(cfg.RequestTimeoutMs) * time.Millisecond,
+		idleTimeout:       max(minIdleTimeout, 10*electionTimeout),
+		backoffMin:        time.Duration(cfg.RetryBackoffMs) * time.Millisecond,
+		backoffMax:        time.Duration(cfg.RetryBackoffMaxMs) * time.Millisecond,
+		dialControl:       userTimeoutControl(time.Duration(cfg.RequestTimeoutMs) * time.Millisecond),
+		dialTLS:           cfg.DialTLS,
+		listener:          listener,
+		sendQueueMessages: cfg.SendQueueMessages,
+		deliver:           deliver,
+		reports:           reports,
 	}
 	t.ctx, t.cancel = context.WithCancel(context.Background())
 	t.mu.conns = make(map[net.Conn]struct{})
-	for _, v := range cfg.Voters {
-		if v.ID != cfg.NodeID {
-			t.peers[uint64(v.ID)] = &peer{id: uint64(v.ID), addr: v.Addr, queue: make(chan *raftpb.Message, cfg.SendQueueMessages)}
-		}
-	}
-	t.wg.Add(1 + len(t.peers))
+	t.mu.peers = make(map[uint64]*peer)
+	t.wg.Add(1)
 	go t.acceptLoop()
-	for _, p := range t.peers {
+	return t
+}
+
+// setPeers makes members (other than this node) the peers: new ones get a
+// sender goroutine, ones whose address changed a new one, and ones no
+// longer listed are stopped. The time of last contact carries over.
+func (t *transport) setPeers(members []Member) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.mu.closed {
+		return
+	}
+	keep := map[uint64]bool{}
+	for _, m := range members {
+		id, addr := uint64(m.ID), m.Addr()
+		if id == t.self || addr == "" {
+			continue
+		}
+		keep[id] = true
+		old := t.mu.peers[id]
+		if old != nil && old.addr == addr {
+			continue
+		}
+		p := &peer{id: id, addr: addr, queue: make(chan *raftpb.Message, t.sendQueueMessages)}
+		p.ctx, p.cancel = context.WithCancel(t.ctx)
+		if old != nil {
+			old.cancel()
+			p.lastContactNanos.Store(old.lastContactNanos.Load())
+		}
+		t.mu.peers[id] = p
+		t.wg.Add(1)
 		go t.runPeer(p)
 	}
-	return t
+	for id, p := range t.mu.peers {
+		if !keep[id] {
+			p.cancel()
+			delete(t.mu.peers, id)
+		}
+	}
+}
+
+// peer returns the peer with id, or nil.
+func (t *transport) peer(id uint64) *peer {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.mu.peers[id]
 }
 
 // send queues messages without blocking and returns those that did not fit
 // or have no peer; the caller reports them to raft.
 func (t *transport) send(msgs []*raftpb.Message) (dropped []*raftpb.Message) {
 	for _, m := range msgs {
-		p := t.peers[m.GetTo()]
+		p := t.peer(m.GetTo())
 		if p == nil {
 			dropped = append(dropped, m)
 			continue
@@ -144,7 +188,7 @@ func (t *transport) send(msgs []*raftpb.Message) (dropped []*raftpb.Message) {
 
 // lastContact is when a message from peer id last arrived.
 func (t *transport) lastContact(id uint64) time.Time {
-	p := t.peers[id]
+	p := t.peer(id)
 	if p == nil {
 		return time.Time{}
 	}
@@ -182,7 +226,7 @@ func (t *transport) close() error {
 func (t *transport) track(c net.Conn, inbound bool) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.mu.closed || (inbound && t.mu.inbound >= maxInboundConnectionsPerVoter*(len(t.peers)+1)) {
+	if t.mu.closed || (inbound && t.mu.inbound >= maxInboundConnectionsPerVoter*(len(t.mu.peers)+1)) {
 		return false
 	}
 	t.mu.conns[c] = struct{}{}
@@ -286,7 +330,7 @@ func (t *transport) runPeer(p *peer) {
 	}()
 	for {
 		select {
-		case <-t.ctx.Done():
+		case <-p.ctx.Done():
 			return
 		case m := <-p.queue:
 			batch = append(batch[:0], m)
@@ -351,7 +395,7 @@ func (t *transport) dropBatch(p *peer, batch []*raftpb.Message) {
 // dial connects to the peer and writes the preamble.
 func (t *transport) dial(p *peer) (net.Conn, error) {
 	dialer := net.Dialer{Timeout: t.requestTimeout, Control: t.dialControl}
-	c, err := dialer.DialContext(t.ctx, "tcp", p.addr)
+	c, err := dialer.DialContext(p.ctx, "tcp", p.addr)
 	if err != nil {
 		return nil, err
 	}
@@ -440,7 +484,7 @@ func (t *transport) serve(c net.Conn) {
 	var from *peer
 	err := readStream(r, t.self, t.maxFrameBytes,
 		func(id uint64) bool {
-			from = t.peers[id]
+			from = t.peer(id)
 			return from != nil
 		},
 		func() { c.SetReadDeadline(time.Now().Add(t.idleTimeout)) },

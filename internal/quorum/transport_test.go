@@ -42,6 +42,7 @@ func newTestTransport(t *testing.T, id int32, voters []Voter, ln net.Listener, t
 			return false
 		}
 	}, tt.reports)
+	tt.setPeers(staticVoterSet(voters, cfg.ListenerName).Members)
 	t.Cleanup(func() { tt.close() })
 	return tt
 }

@@ -47,6 +47,11 @@ type ValidateOptions struct {
 	// decompressed; 0 means DefaultMaxDecompressedBytes. Log recovery and
 	// fetch must read with a bound at least as large.
 	MaxDecompressedBytes int
+	// MaxRecordBodyBytes is max.decompressed.message.bytes: the largest
+	// body (the bytes after its length varint) one record of a compressed
+	// batch may declare; 0 means no limit. Records of an uncompressed
+	// batch are not checked, as in Kafka.
+	MaxRecordBodyBytes int
 	// CRCMatched says that CRCMatches returned true for these very bytes,
 	// so the CRC is not computed again. The checks before the CRC still run
 	// in their order, so the error for a bad batch does not change.
@@ -82,7 +87,9 @@ func DefaultValidateOptions(nowMs int64) ValidateOptions {
 //     recordCount of them, record i has offsetDelta i (INVALID_RECORD; a
 //     codec that cannot decode them is CORRUPT_MESSAGE, and records that
 //     decompress past MaxDecompressedBytes MESSAGE_TOO_LARGE, on which a
-//     Java producer splits the batch);
+//     Java producer splits the batch; a record of a compressed batch whose
+//     body is larger than MaxRecordBodyBytes INVALID_RECORD, with Kafka's
+//     "Invalid record size" message);
 //   - each record: a key if Compacted (INVALID_RECORD), then its timestamp
 //     within the bounds under CreateTime, and no LogAppendTime claimed by
 //     the client (INVALID_TIMESTAMP). These are collected per record into
@@ -192,8 +199,16 @@ func validateRecords(batch []byte, h *Header, opts *ValidateOptions) (int64, err
 	var raw rawRecord
 	var rejected *RecordErrors
 	maxTimestamp := NoTimestamp
+	// A limit at or above the decompression bound cannot be reached: the
+	// decompression already refused anything larger.
+	checkBodies := opts.MaxRecordBodyBytes > 0 && opts.MaxRecordBodyBytes < decompressLimit(opts.MaxDecompressedBytes) && h.Compression() != CodecNone
 	for {
 		index := it.index
+		if checkBodies && index < it.count {
+			if length, n := readVarint(it.rest); n > 0 && int64(length) > int64(opts.MaxRecordBodyBytes) {
+				return 0, fmt.Errorf("%w: Invalid record size: %d exceeds the configured maximum record size of %d.", ErrInvalidRecord, length, opts.MaxRecordBodyBytes)
+			}
+		}
 		ok, err := it.next(&raw)
 		if err != nil {
 			return 0, err

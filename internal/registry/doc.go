@@ -38,7 +38,12 @@
 // its id without writing.
 //
 // The registry talks to the node through an in-process franz-go client on
-// the node's own Kafka listener rather than through internal APIs: the
+// the node's own inter-broker listener (inter.broker.listener.name, else
+// security.inter.broker.protocol), with that listener's TLS and the
+// inter-broker SASL credentials (sasl.mechanism.inter.broker.protocol and
+// the listener's JAAS username and password), rather than through
+// internal APIs, so it works on a node whose listeners all need SASL_SSL
+// and acts as the inter-broker principal under the authorizer. The
 // topic is then read and written exactly as any Kafka client would, with
 // replication, acks and compaction applied by the broker, and the registry
 // keeps no second path into the log.
@@ -54,6 +59,14 @@
 // writer, a mutex serializes writes. The election is the group leader's
 // choice, not the leader of _schemas-0: the writer needs the other nodes'
 // URLs, which the group carries and the partition metadata does not.
+//
+// # Authorization
+//
+// With the node's authorizer on, every route is checked against ACLs on
+// Samsa's SUBJECT and REGISTRY resource types (authorize.go has the table
+// of routes and operations); a denied request gets HTTP 403 with
+// error_code 40301, and listings leave out subjects the principal may not
+// describe (or read, for /schemas).
 //
 // # Schema types
 //

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/samsa-streaming/samsa/internal/authz"
 	"github.com/samsa-streaming/samsa/internal/httpserve"
 )
 
@@ -26,63 +27,71 @@ var acceptedContentTypes = map[string]bool{
 // Handler serves Confluent's Schema Registry REST API.
 func (r *Registry) Handler() http.Handler {
 	mux := http.NewServeMux()
-	handle := func(pattern string, h func(*http.Request) (any, error)) {
-		mux.HandleFunc(pattern, func(w http.ResponseWriter, req *http.Request) { r.serve(w, req, h) })
+	handle := func(pattern string, n need, h func(*http.Request) (any, error)) {
+		mux.HandleFunc(pattern, func(w http.ResponseWriter, req *http.Request) { r.serve(w, req, n, h) })
 	}
-	handle("GET /{$}", func(*http.Request) (any, error) { return map[string]any{}, nil })
-	handle("GET /subjects", r.listSubjects)
-	write := func(pattern string, h func(*http.Request) (any, error)) {
+	write := func(pattern string, n need, h func(*http.Request) (any, error)) {
 		mux.HandleFunc(pattern, func(w http.ResponseWriter, req *http.Request) {
 			if (req.Method == http.MethodPost || req.Method == http.MethodPut) && checkContentType(req) != nil {
-				r.serve(w, req, h) // answers 415 here, not at the writer
+				r.serve(w, req, n, h) // answers 415 here, not at the writer
+				return
+			}
+			// Checked here with the client's own address before a forward;
+			// the writer checks the forwarded request again.
+			if err := r.check(req, n); err != nil {
+				api := asAPIError(err)
+				httpserve.WriteError(w, api.status, ContentType, api.code, api.message)
 				return
 			}
 			if !r.forwardIfNeeded(w, req) {
-				r.serve(w, req, h)
+				r.serve(w, req, n, h)
 			}
 		})
 	}
-	write("POST /subjects/{subject}/versions", r.register)
-	handle("POST /subjects/{subject}", r.lookup)
-	handle("GET /subjects/{subject}/versions", r.listVersions)
-	handle("GET /subjects/{subject}/versions/{version}", r.getVersion)
-	handle("GET /subjects/{subject}/versions/{version}/referencedby", r.referencedBy)
-	write("DELETE /subjects/{subject}", r.deleteSubject)
-	write("DELETE /subjects/{subject}/versions/{version}", r.deleteVersion)
-	handle("GET /schemas", r.listSchemas)
-	handle("GET /schemas/types", func(*http.Request) (any, error) { return []string{typeJSON, typeProtobuf, typeAvro}, nil })
-	handle("GET /schemas/ids/{id}", r.getSchemaByID)
-	handle("GET /schemas/ids/{id}/versions", r.getSchemaVersionsByID)
-	handle("GET /schemas/ids/{id}/subjects", r.getSchemaSubjectsByID)
-	handle("POST /compatibility/subjects/{subject}/versions/{version}", r.checkAgainstVersion)
-	handle("POST /compatibility/subjects/{subject}/versions", r.checkAgainstAll)
-	handle("GET /config", r.getGlobalConfig)
-	write("PUT /config", r.putConfig)
-	write("DELETE /config", r.deleteConfig)
-	handle("GET /config/{subject}", r.getSubjectConfig)
-	write("PUT /config/{subject}", r.putConfig)
-	write("DELETE /config/{subject}", r.deleteConfig)
-	handle("GET /mode", r.getMode)
-	write("PUT /mode", r.putMode)
-	write("DELETE /mode", r.deleteMode)
-	handle("GET /mode/{subject}", r.getMode)
-	write("PUT /mode/{subject}", r.putMode)
-	write("DELETE /mode/{subject}", r.deleteMode)
+	raw := func(pattern string, n need, h func(*http.Request) (any, error)) {
+		mux.HandleFunc(pattern, func(w http.ResponseWriter, req *http.Request) { r.serveRaw(w, req, n, h) })
+	}
+	// Each route's ACL is in authorize.go's table; routes with nil check
+	// per item inside the handler, or need none.
+	handle("GET /{$}", nil, func(*http.Request) (any, error) { return map[string]any{}, nil })
+	handle("GET /subjects", nil, r.listSubjects)
+	write("POST /subjects/{subject}/versions", onSubject(authz.OpWrite), r.register)
+	handle("POST /subjects/{subject}", onSubject(authz.OpRead), r.lookup)
+	handle("GET /subjects/{subject}/versions", onSubject(authz.OpDescribe), r.listVersions)
+	handle("GET /subjects/{subject}/versions/{version}", onSubject(authz.OpRead), r.getVersion)
+	handle("GET /subjects/{subject}/versions/{version}/referencedby", onSubject(authz.OpRead), r.referencedBy)
+	write("DELETE /subjects/{subject}", onSubject(authz.OpDelete), r.deleteSubject)
+	write("DELETE /subjects/{subject}/versions/{version}", onSubject(authz.OpDelete), r.deleteVersion)
+	handle("GET /schemas", nil, r.listSchemas)
+	handle("GET /schemas/types", nil, func(*http.Request) (any, error) { return []string{typeJSON, typeProtobuf, typeAvro}, nil })
+	handle("GET /schemas/ids/{id}", nil, r.getSchemaByID)
+	handle("GET /schemas/ids/{id}/versions", nil, r.getSchemaVersionsByID)
+	handle("GET /schemas/ids/{id}/subjects", nil, r.getSchemaSubjectsByID)
+	handle("POST /compatibility/subjects/{subject}/versions/{version}", onSubject(authz.OpRead), r.checkAgainstVersion)
+	handle("POST /compatibility/subjects/{subject}/versions", onSubject(authz.OpRead), r.checkAgainstAll)
+	for _, route := range []string{"/config", "/config/{subject}", "/mode", "/mode/{subject}"} {
+		get, put, del := r.getSubjectConfig, r.putConfig, r.deleteConfig
+		switch route {
+		case "/config":
+			get = r.getGlobalConfig
+		case "/mode", "/mode/{subject}":
+			get, put, del = r.getMode, r.putMode, r.deleteMode
+		}
+		handle("GET "+route, onConfig(authz.OpDescribeConfigs), get)
+		write("PUT "+route, onConfig(authz.OpAlterConfigs), put)
+		write("DELETE "+route, onConfig(authz.OpAlterConfigs), del)
+	}
 	// Raw schema text routes answer the schema itself, not a JSON object.
-	mux.HandleFunc("GET /subjects/{subject}/versions/{version}/schema", func(w http.ResponseWriter, req *http.Request) {
-		r.serveRaw(w, req, r.getVersion)
-	})
-	mux.HandleFunc("GET /schemas/ids/{id}/schema", func(w http.ResponseWriter, req *http.Request) {
-		r.serveRaw(w, req, r.getSchemaByID)
-	})
+	raw("GET /subjects/{subject}/versions/{version}/schema", onSubject(authz.OpRead), r.getVersion)
+	raw("GET /schemas/ids/{id}/schema", nil, r.getSchemaByID)
 	mux.HandleFunc("/", func(w http.ResponseWriter, req *http.Request) {
 		httpserve.WriteError(w, http.StatusNotFound, ContentType, 404, "HTTP 404 Not Found")
 	})
 	return mux
 }
 
-func (r *Registry) serve(w http.ResponseWriter, req *http.Request, h func(*http.Request) (any, error)) {
-	result, err := r.call(req, h)
+func (r *Registry) serve(w http.ResponseWriter, req *http.Request, n need, h func(*http.Request) (any, error)) {
+	result, err := r.call(req, n, h)
 	if err != nil {
 		api := asAPIError(err)
 		httpserve.WriteError(w, api.status, ContentType, api.code, api.message)
@@ -91,8 +100,8 @@ func (r *Registry) serve(w http.ResponseWriter, req *http.Request, h func(*http.
 	httpserve.WriteJSON(w, http.StatusOK, ContentType, result)
 }
 
-func (r *Registry) serveRaw(w http.ResponseWriter, req *http.Request, h func(*http.Request) (any, error)) {
-	result, err := r.call(req, h)
+func (r *Registry) serveRaw(w http.ResponseWriter, req *http.Request, n need, h func(*http.Request) (any, error)) {
+	result, err := r.call(req, n, h)
 	if err != nil {
 		api := asAPIError(err)
 		httpserve.WriteError(w, api.status, ContentType, api.code, api.message)
@@ -110,7 +119,10 @@ func (r *Registry) serveRaw(w http.ResponseWriter, req *http.Request, h func(*ht
 	_, _ = w.Write([]byte(text))
 }
 
-func (r *Registry) call(req *http.Request, h func(*http.Request) (any, error)) (any, error) {
+func (r *Registry) call(req *http.Request, n need, h func(*http.Request) (any, error)) (any, error) {
+	if err := r.check(req, n); err != nil {
+		return nil, err
+	}
 	if req.Method == http.MethodPost || req.Method == http.MethodPut {
 		if err := checkContentType(req); err != nil {
 			return nil, err

@@ -21,8 +21,15 @@ const Topic = "_schemas"
 
 // Config configures a Registry.
 type Config struct {
-	// SeedBrokers are the node's own client listener addresses.
+	// SeedBrokers are the addresses of the node's listener the registry's
+	// own client uses (the inter-broker listener).
 	SeedBrokers []string
+	// KafkaOpts secure that client as the listener needs (TLS, SASL with
+	// the inter-broker credentials); nil for a PLAINTEXT listener.
+	KafkaOpts []kgo.Opt
+	// Authorizer, when set, decides every request by the ACLs on the
+	// registry's resources (authorize.go); nil lets every request through.
+	Authorizer Authorizer
 	// ReplicationFactor of _schemas when the registry creates it; Confluent's
 	// kafkastore.topic.replication.factor is 3, capped here by the brokers
 	// the cluster has.
@@ -83,15 +90,16 @@ func New(config Config) (*Registry, error) {
 	if config.ReplicationFactor <= 0 {
 		config.ReplicationFactor = 3
 	}
-	client, err := kgo.NewClient(
+	opts := append([]kgo.Opt{
 		kgo.SeedBrokers(config.SeedBrokers...),
 		kgo.ClientID("samsa-schema-registry"),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{Topic: {0: kgo.NewOffset().AtStart()}}),
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.ProducerLinger(0),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
-		kgo.FetchMaxWait(500*time.Millisecond),
-	)
+		kgo.FetchMaxWait(500 * time.Millisecond),
+	}, config.KafkaOpts...)
+	client, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+
+	"github.com/samsa-streaming/samsa/internal/authz"
 )
 
 // schemaAnswer is a schema by id.
@@ -27,6 +29,9 @@ func (r *Registry) getSchemaByID(req *http.Request) (any, error) {
 		stored := s.schemas[id]
 		if stored == nil {
 			return nil, errSchemaNotFound()
+		}
+		if !r.readableID(req, s, id) {
+			return nil, errForbiddenID(id)
 		}
 		answer := schemaAnswer{References: stored.References, Schema: stored.Schema}
 		if stored.SchemaType != typeAvro {
@@ -65,7 +70,16 @@ func (r *Registry) getSchemaVersionsByID(req *http.Request) (any, error) {
 		if s.schemas[id] == nil {
 			return nil, errSchemaNotFound()
 		}
-		return s.usesOf(id, includeDeleted), nil
+		if !r.readableID(req, s, id) {
+			return nil, errForbiddenID(id)
+		}
+		out := []subjectVersion{}
+		for _, use := range s.usesOf(id, includeDeleted) {
+			if r.allowed(req, authz.ResourceSubject, use.Subject, authz.OpDescribe) {
+				out = append(out, use)
+			}
+		}
+		return out, nil
 	})
 }
 
@@ -79,9 +93,12 @@ func (r *Registry) getSchemaSubjectsByID(req *http.Request) (any, error) {
 		if s.schemas[id] == nil {
 			return nil, errSchemaNotFound()
 		}
+		if !r.readableID(req, s, id) {
+			return nil, errForbiddenID(id)
+		}
 		out := []string{}
 		for _, use := range s.usesOf(id, includeDeleted) {
-			if !slices.Contains(out, use.Subject) {
+			if !slices.Contains(out, use.Subject) && r.allowed(req, authz.ResourceSubject, use.Subject, authz.OpDescribe) {
 				out = append(out, use.Subject)
 			}
 		}
@@ -94,7 +111,8 @@ func (r *Registry) listSchemas(req *http.Request) (any, error) {
 	prefix := req.URL.Query().Get("subjectPrefix")
 	return r.read(func(s *state) (any, error) {
 		out := []versionAnswer{}
-		for _, name := range s.subjectNames(includeDeleted, false, prefix) {
+		// Subjects the principal may not read are left out.
+		for _, name := range r.visible(req, s.subjectNames(includeDeleted, false, prefix), authz.OpRead) {
 			versions := s.sortedVersions(name, includeDeleted)
 			if latestOnly && len(versions) > 0 {
 				versions = versions[len(versions)-1:]

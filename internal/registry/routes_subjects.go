@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+
+	"github.com/samsa-streaming/samsa/internal/authz"
 )
 
 // maxReferenceDepth bounds reference chains, so a cycle or an absurd chain
@@ -221,7 +223,27 @@ func (r *Registry) listSubjects(req *http.Request) (any, error) {
 	if prefix == ":*:" {
 		prefix = "" // the default context, as Confluent's clients send it
 	}
-	return r.read(func(s *state) (any, error) { return s.subjectNames(includeDeleted, deletedOnly, prefix), nil })
+	return r.read(func(s *state) (any, error) {
+		// Subjects the principal may not describe are left out, as
+		// Metadata leaves out topics.
+		names := s.subjectNames(includeDeleted, deletedOnly, prefix)
+		return r.visible(req, names, authz.OpDescribe), nil
+	})
+}
+
+// visible are the names of subjects on which req's principal may perform
+// operation, in their order.
+func (r *Registry) visible(req *http.Request, names []string, operation authz.Operation) []string {
+	if r.config.Authorizer == nil {
+		return names
+	}
+	out := []string{}
+	for _, name := range names {
+		if r.allowed(req, authz.ResourceSubject, name, operation) {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 func (r *Registry) listVersions(req *http.Request) (any, error) {

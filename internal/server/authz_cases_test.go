@@ -524,6 +524,19 @@ func matrixCases(principal string) []matrixCase {
 				return req
 			},
 			code: func(r kmsg.Response) int16 { return r.(*kmsg.UpdateFeaturesResponse).ErrorCode }},
+		{name: "DescribeUserScramCredentials", acls: acls(cluster(authz.OpDescribe)), denied: kerr.ClusterAuthorizationFailed,
+			build: func(*matrixEnv) kmsg.Request { return kmsg.NewPtrDescribeUserSCRAMCredentialsRequest() },
+			code:  func(r kmsg.Response) int16 { return r.(*kmsg.DescribeUserSCRAMCredentialsResponse).ErrorCode }},
+		{name: "AlterUserScramCredentials", acls: acls(cluster(authz.OpAlter)), denied: kerr.ClusterAuthorizationFailed,
+			build: func(*matrixEnv) kmsg.Request {
+				req := kmsg.NewPtrAlterUserSCRAMCredentialsRequest()
+				u := kmsg.NewAlterUserSCRAMCredentialsRequestUpsertion()
+				u.Name, u.Mechanism, u.Iterations = "matrix-user", 2, 4096
+				u.Salt, u.SaltedPassword = []byte("0123456789abcdef"), make([]byte, 64)
+				req.Upsertions = append(req.Upsertions, u)
+				return req
+			},
+			code: func(r kmsg.Response) int16 { return r.(*kmsg.AlterUserSCRAMCredentialsResponse).Results[0].ErrorCode }},
 	}, shareMatrixCases(principal)...)
 }
 

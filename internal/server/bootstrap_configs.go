@@ -7,6 +7,24 @@ import (
 	"github.com/samsa-streaming/samsa/internal/metadata"
 )
 
+// bootstrapFeatureLevels finalize the features at the levels a new cluster
+// starts at (metadata.SupportedFeatures' defaults), the FeatureLevelRecords
+// of Kafka's bootstrap metadata (kafka-storage format writes
+// metadata.version and the other features' levels for the release). They
+// pin the levels in the log: a later build that supports higher levels does
+// not raise them until UpdateFeatures does. kraft.version is left out: its
+// level lives in the quorum's own state, not in a FeatureLevelRecord.
+func bootstrapFeatureLevels() []metadata.Record {
+	var recs []metadata.Record
+	for _, f := range metadata.SupportedFeatures {
+		if f.Name == metadata.KRaftVersionFeature || f.DefaultLevel <= 0 {
+			continue
+		}
+		recs = append(recs, &metadata.FeatureLevelRecord{Name: f.Name, FeatureLevel: f.DefaultLevel})
+	}
+	return recs
+}
+
 // bootstrapClusterConfigs are the dynamic configs a new cluster starts
 // with, written once with the cluster id by the controller that creates
 // the metadata log.

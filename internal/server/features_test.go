@@ -42,11 +42,11 @@ func TestUpdateFeatures(t *testing.T) {
 	adm := kadm.NewClient(cl)
 
 	supported, finalized := apiVersionsFeatures(t, tn, 4)
-	wantSupported := map[string][2]int16{"metadata.version": {7, 25}, "group.version": {0, 1}, "streams.version": {0, 1}, "transaction.version": {0, 2}, "kraft.version": {0, 0}}
+	wantSupported := map[string][2]int16{"metadata.version": {7, 25}, "group.version": {0, 1}, "streams.version": {0, 1}, "transaction.version": {0, 2}, "kraft.version": {0, 1}, "share.version": {0, 1}}
 	if !maps.Equal(supported, wantSupported) {
 		t.Fatalf("supported features %v, want %v", supported, wantSupported)
 	}
-	if want := map[string]int16{"metadata.version": 25, "group.version": 1, "streams.version": 1, "transaction.version": 2}; !maps.Equal(finalized, want) {
+	if want := map[string]int16{"metadata.version": 25, "group.version": 1, "streams.version": 1, "transaction.version": 2, "share.version": 1}; !maps.Equal(finalized, want) {
 		t.Fatalf("finalized features %v, want %v", finalized, want)
 	}
 	// Below v4, ranges starting at 0 are left out for older clients.
@@ -61,7 +61,7 @@ func TestUpdateFeatures(t *testing.T) {
 		{{Feature: "metadata.version", MaxVersionLevel: 22, UpgradeType: safe}},
 		{{Feature: "metadata.version", MaxVersionLevel: 22, UpgradeType: unsafe}},
 		{{Feature: "transaction.version", MaxVersionLevel: 3, UpgradeType: upgrade}},
-		{{Feature: "kraft.version", MaxVersionLevel: 1, UpgradeType: upgrade}},
+		{{Feature: "kraft.version", MaxVersionLevel: 2, UpgradeType: upgrade}},
 		{{Feature: "group.version", MaxVersionLevel: 0, UpgradeType: safe}, {Feature: "no.such.feature", MaxVersionLevel: 1, UpgradeType: upgrade}},
 	}
 	for _, updates := range refused {
@@ -82,10 +82,11 @@ func TestUpdateFeatures(t *testing.T) {
 	}
 
 	// group.version 0 turns the consumer group protocol off, streams.version
-	// 0 the streams group protocol.
+	// 0 the streams group protocol, share.version 0 share groups.
 	res, err := adm.UpdateFeatures(ctx, false,
 		kadm.FeatureUpdate{Feature: "group.version", MaxVersionLevel: 0, UpgradeType: safe},
 		kadm.FeatureUpdate{Feature: "streams.version", MaxVersionLevel: 0, UpgradeType: safe},
+		kadm.FeatureUpdate{Feature: "share.version", MaxVersionLevel: 0, UpgradeType: safe},
 		kadm.FeatureUpdate{Feature: "metadata.version", MaxVersionLevel: 24, UpgradeType: safe})
 	if err != nil || res.Error() != nil {
 		t.Fatalf("downgrade: %v %v", err, res.Error())
@@ -110,6 +111,13 @@ func TestUpdateFeatures(t *testing.T) {
 	shbConn.response(shbResp, 1)
 	if shbResp.ErrorCode != kerr.UnsupportedVersion.Code {
 		t.Fatalf("StreamsGroupHeartbeat with streams.version 0: code %d, want UNSUPPORTED_VERSION", shbResp.ErrorCode)
+	}
+	sghb := kmsg.NewPtrShareGroupHeartbeatRequest()
+	sghb.GroupID, sghb.MemberID, sghb.MemberEpoch = "sg", "sm-1", 0
+	sghb.SubscribedTopicNames = []string{"t"}
+	sghbResp, err := sghb.RequestWith(ctx, cl)
+	if err != nil || sghbResp.ErrorCode != kerr.UnsupportedVersion.Code {
+		t.Fatalf("ShareGroupHeartbeat with share.version 0: %v code %d, want UNSUPPORTED_VERSION", err, sghbResp.ErrorCode)
 	}
 
 	// UpdateFeatures v0 (allow_downgrade) and v1 (a result per feature).
@@ -149,17 +157,42 @@ func TestUpdateFeatures(t *testing.T) {
 	res, err = adm.UpdateFeatures(ctx, false,
 		kadm.FeatureUpdate{Feature: "group.version", MaxVersionLevel: 1, UpgradeType: upgrade},
 		kadm.FeatureUpdate{Feature: "streams.version", MaxVersionLevel: 1, UpgradeType: upgrade},
+		kadm.FeatureUpdate{Feature: "share.version", MaxVersionLevel: 1, UpgradeType: upgrade},
 		kadm.FeatureUpdate{Feature: "transaction.version", MaxVersionLevel: 2, UpgradeType: upgrade},
 		kadm.FeatureUpdate{Feature: "metadata.version", MaxVersionLevel: 25, UpgradeType: upgrade})
 	if err != nil || res.Error() != nil {
 		t.Fatalf("upgrade: %v %v", err, res.Error())
 	}
-	want = map[string]int16{"metadata.version": 25, "group.version": 1, "streams.version": 1, "transaction.version": 2}
+	want = map[string]int16{"metadata.version": 25, "group.version": 1, "streams.version": 1, "transaction.version": 2, "share.version": 1}
 	if _, finalized := apiVersionsFeatures(t, tn, 4); !maps.Equal(finalized, want) {
 		t.Fatalf("after the upgrade %v, want %v", finalized, want)
+	}
+	if sghbResp, err = sghb.RequestWith(ctx, cl); err != nil || sghbResp.ErrorCode != 0 {
+		t.Fatalf("ShareGroupHeartbeat with share.version 1: %v code %d", err, sghbResp.ErrorCode)
 	}
 	hbResp, err = hb.RequestWith(ctx, cl)
 	if err != nil || hbResp.ErrorCode != 0 {
 		t.Fatalf("ConsumerGroupHeartbeat with group.version 1: %v code %d %v", err, hbResp.ErrorCode, *hbResp.ErrorMessage)
+	}
+
+	// kraft.version 1 (KIP-853) is the quorum's: it is finalized once the
+	// voter set is in the metadata log, survives a restart, and cannot be
+	// downgraded.
+	res, err = adm.UpdateFeatures(ctx, false, kadm.FeatureUpdate{Feature: "kraft.version", MaxVersionLevel: 1, UpgradeType: upgrade})
+	if err != nil || res.Error() != nil {
+		t.Fatalf("kraft.version upgrade: %v %v", err, res.Error())
+	}
+	tn.restart()
+	cl = tn.client()
+	adm = kadm.NewClient(cl)
+	if _, finalized := apiVersionsFeatures(t, tn, 4); finalized["kraft.version"] != 1 {
+		t.Fatalf("kraft.version after the upgrade and a restart: %v", finalized)
+	}
+	res, err = adm.UpdateFeatures(ctx, false, kadm.FeatureUpdate{Feature: "kraft.version", MaxVersionLevel: 0, UpgradeType: safe})
+	if err == nil {
+		err = res.Error()
+	}
+	if !errors.Is(err, kerr.InvalidUpdateVersion) {
+		t.Fatalf("kraft.version downgrade: %v, want INVALID_UPDATE_VERSION", err)
 	}
 }

@@ -23,6 +23,10 @@ var kafkaConfigRejections = []struct {
 	{"segment.bytes", "10", "Invalid value 10 for configuration segment.bytes: Value must be at least 1048576"},
 	{"unclean.leader.election.enable", "maybe", "Invalid value maybe for configuration unclean.leader.election.enable: Expected value to be either true or false"},
 	{"no.such.config", "1", "Unknown topic config name: no.such.config"},
+	// Added by Kafka 4.x after 4.0.
+	{"max.decompressed.message.bytes", "0", "Invalid value 0 for configuration max.decompressed.message.bytes: Value must be at least 1"},
+	{"remote.copy.lag.ms", "-2", "Invalid value -2 for configuration remote.copy.lag.ms: Value must be at least -1"},
+	{"remote.copy.lag.bytes", "later", "Invalid value later for configuration remote.copy.lag.bytes: Not a number of type LONG"},
 	// Removed in Kafka 4.0 (KIP-724, KIP-896): unknown names since.
 	{"message.format.version", "3.0-IV1", "Unknown topic config name: message.format.version"},
 	{"message.downconversion.enable", "true", "Unknown topic config name: message.downconversion.enable"},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -27,6 +28,12 @@ import (
 // image. When it is further behind than the voter keeps entries in memory,
 // it fetches a snapshot of the image first (FetchSnapshot). It keeps no copy
 // of the log on disk: at start it catches up from the voters again.
+//
+// The voters it knows are controller.quorum.voters, or, with
+// controller.quorum.bootstrap.servers, those servers until a DescribeQuorum
+// (v2) names the voters and their controller listeners. It asks again every
+// voterRefreshInterval and whenever the leader a fetch names is not one it
+// knows, so it follows voters added and removed online (KIP-853).
 
 const (
 	// metadataFetchMaxWaitMs is how long one observer fetch may wait for new
@@ -37,6 +44,9 @@ const (
 	metadataFetchMaxBytes = 8 << 20
 	// metadataSnapshotMaxBytes bounds one snapshot chunk (8 MiB).
 	metadataSnapshotMaxBytes = 8 << 20
+	// voterRefreshInterval spaces the DescribeQuorum requests that keep the
+	// voters' endpoints current.
+	voterRefreshInterval = 10 * time.Second
 	// maxMetadataSnapshotBytes bounds a whole snapshot, as the quorum bounds
 	// the snapshots it reads.
 	maxMetadataSnapshotBytes = quorum.DefaultMaxSnapshotBytes
@@ -45,9 +55,14 @@ const (
 // metadataFollower follows the metadata log for a broker-only node.
 type metadataFollower struct {
 	nodeID int32
-	voters []config.QuorumVoter
-	ctrl   *controller.Controller
-	logger *slog.Logger
+	// bootstrap are the configured addresses to fall back on: the voters of
+	// controller.quorum.voters, or controller.quorum.bootstrap.servers with
+	// made-up negative ids.
+	bootstrap []config.QuorumVoter
+	// lastRefresh is when DescribeQuorum last answered (run goroutine only).
+	lastRefresh time.Time
+	ctrl        *controller.Controller
+	logger      *slog.Logger
 	// securityOpts are the controller listener's client security options.
 	securityOpts []kgo.Opt
 	// requestTimeout is controller.quorum.request.timeout.ms; backoff is
@@ -64,17 +79,31 @@ type metadataFollower struct {
 		epoch    int64
 		// changed is closed and replaced when the leader changes.
 		changed chan struct{}
+		// voters are the voters as DescribeQuorum last named them, else
+		// bootstrap.
+		voters []config.QuorumVoter
 	}
 	cancel context.CancelFunc
 	done   chan struct{}
 }
 
 func newMetadataFollower(cfg *config.Broker, ctrl *controller.Controller, logger *slog.Logger) (*metadataFollower, error) {
-	if len(cfg.ControllerQuorumVoters) == 0 {
-		return nil, fmt.Errorf("process.roles=%v: a broker-only node needs controller.quorum.voters to find the controllers", cfg.ProcessRoles)
+	bootstrap := cfg.ControllerQuorumVoters
+	if len(bootstrap) == 0 {
+		for i, server := range cfg.ControllerQuorumBootstrapServers {
+			host, portText, err := net.SplitHostPort(server)
+			port, _ := strconv.Atoi(portText)
+			if err != nil || port <= 0 {
+				return nil, fmt.Errorf("controller.quorum.bootstrap.servers: %q is not host:port", server)
+			}
+			bootstrap = append(bootstrap, config.QuorumVoter{NodeID: int32(-1 - i), Host: host, Port: port})
+		}
+	}
+	if len(bootstrap) == 0 {
+		return nil, fmt.Errorf("process.roles=%v: a broker-only node needs controller.quorum.voters or controller.quorum.bootstrap.servers to find the controllers", cfg.ProcessRoles)
 	}
 	f := &metadataFollower{
-		nodeID: cfg.NodeID, voters: cfg.ControllerQuorumVoters, ctrl: ctrl, logger: logger,
+		nodeID: cfg.NodeID, bootstrap: bootstrap, ctrl: ctrl, logger: logger,
 		requestTimeout: time.Duration(max(configInt(cfg, "controller.quorum.request.timeout.ms"), 1)) * time.Millisecond,
 		backoff:        time.Duration(max(configInt(cfg, "controller.quorum.retry.backoff.ms"), 1)) * time.Millisecond,
 		clients:        map[int32]*kgo.Client{},
@@ -86,6 +115,7 @@ func newMetadataFollower(cfg *config.Broker, ctrl *controller.Controller, logger
 	}
 	f.mu.leaderID = -1
 	f.mu.changed = make(chan struct{})
+	f.mu.voters = bootstrap
 	return f, nil
 }
 
@@ -155,6 +185,7 @@ func (f *metadataFollower) run(ctx context.Context) {
 		voter := f.target(&next)
 		err := f.fetchOnce(ctx, voter)
 		if err == nil {
+			f.maybeRefreshVoters(ctx, voter)
 			continue
 		}
 		if ctx.Err() != nil {
@@ -175,12 +206,71 @@ func (f *metadataFollower) run(ctx context.Context) {
 // voters in turn.
 func (f *metadataFollower) target(next *int) config.QuorumVoter {
 	leader, _ := f.Leader()
-	for _, v := range f.voters {
+	voters := f.voters()
+	for _, v := range voters {
 		if v.NodeID == leader {
 			return v
 		}
 	}
-	return f.voters[*next%len(f.voters)]
+	// The configured addresses come last, so a quorum whose voters all
+	// changed is still found.
+	all := append(voters, f.bootstrap...)
+	return all[*next%len(all)]
+}
+
+// voters are the voters known now.
+func (f *metadataFollower) voters() []config.QuorumVoter {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.mu.voters)
+}
+
+// controllerAddr is voter id's controller listener, or "".
+func (f *metadataFollower) controllerAddr(id int32) string {
+	for _, v := range f.voters() {
+		if v.NodeID == id {
+			return net.JoinHostPort(v.Host, strconv.Itoa(v.Port))
+		}
+	}
+	return ""
+}
+
+// maybeRefreshVoters asks from (which just answered a fetch) for the voters
+// when the leader is not a known one or the last answer is old.
+func (f *metadataFollower) maybeRefreshVoters(ctx context.Context, from config.QuorumVoter) {
+	leader, _ := f.Leader()
+	if leader >= 0 && f.controllerAddr(leader) != "" && time.Since(f.lastRefresh) < voterRefreshInterval {
+		return
+	}
+	cl, err := f.client(from)
+	if err != nil {
+		return
+	}
+	rctx, cancel := context.WithTimeout(ctx, f.requestTimeout)
+	defer cancel()
+	req := kmsg.NewPtrDescribeQuorumRequest()
+	topic := kmsg.NewDescribeQuorumRequestTopic()
+	topic.Topic = controller.MetadataTopic
+	topic.Partitions = []kmsg.DescribeQuorumRequestTopicPartition{kmsg.NewDescribeQuorumRequestTopicPartition()}
+	req.Topics = append(req.Topics, topic)
+	resp, err := cl.SeedBrokers()[0].Request(rctx, req)
+	if err != nil {
+		f.logger.Debug("describing the quorum", "voter", from.NodeID, "err", err)
+		return
+	}
+	var voters []config.QuorumVoter
+	for _, n := range resp.(*kmsg.DescribeQuorumResponse).Nodes {
+		if len(n.Listeners) > 0 {
+			voters = append(voters, config.QuorumVoter{NodeID: n.NodeID, Host: n.Listeners[0].Host, Port: int(n.Listeners[0].Port)})
+		}
+	}
+	if len(voters) == 0 {
+		return
+	}
+	f.lastRefresh = time.Now()
+	f.mu.Lock()
+	f.mu.voters = voters
+	f.mu.Unlock()
 }
 
 // forgetLeader drops a leader that could not be reached, so the next fetch

@@ -95,7 +95,9 @@ func (sm controllerStateMachine) Restore(snapshot []byte, offset int64) error {
 // quorumConfig derives this node's quorum membership. With no
 // controller.quorum.voters the node is a quorum of one on a private
 // loopback port: the zero-config single node.
-func quorumConfig(cfg *config.Broker, fs vfs.FS, logger *slog.Logger) (quorum.Config, error) {
+// A controller that joins through controller.quorum.bootstrap.servers has
+// no voters and knows the discovered ones as peers.
+func quorumConfig(cfg *config.Broker, fs vfs.FS, logger *slog.Logger, discovered discoveredQuorum) (quorum.Config, error) {
 	qc := quorum.Config{
 		NodeID:           cfg.NodeID,
 		Dir:              cfg.MetadataLogDir,
@@ -107,6 +109,8 @@ func quorumConfig(cfg *config.Broker, fs vfs.FS, logger *slog.Logger) (quorum.Co
 		// observers too (package quorum, tail.go).
 		SnapshotIntervalBytes: cfg.MetadataLogMaxRecordBytesBetweenSnapshots,
 		SnapshotIntervalMs:    cfg.MetadataLogMaxSnapshotIntervalMs,
+		ListenerName:          controllerListenerName(cfg),
+		Peers:                 discovered.peers,
 	}
 	if qc.SnapshotIntervalMs == 0 {
 		qc.SnapshotIntervalMs = -1 // Kafka's 0: no time-based snapshots
@@ -118,7 +122,7 @@ func quorumConfig(cfg *config.Broker, fs vfs.FS, logger *slog.Logger) (quorum.Co
 		qc.ElectionTicks = 10
 		qc.HeartbeatTicks = 1
 	}
-	if len(cfg.ControllerQuorumVoters) == 0 {
+	if len(cfg.ControllerQuorumVoters) == 0 && !joinsDynamicQuorum(cfg) {
 		qc.Voters = []quorum.Voter{{ID: cfg.NodeID, Addr: "127.0.0.1:0"}}
 		qc.ListenAddr = "127.0.0.1:0"
 		return qc, nil
@@ -179,14 +183,9 @@ func (a *activeController) request(ctx context.Context, req kmsg.Request) (kmsg.
 	if leader < 0 {
 		return nil, fmt.Errorf("no active controller")
 	}
-	addr := ""
-	for _, v := range a.n.cfg.ControllerQuorumVoters {
-		if v.NodeID == leader {
-			addr = net.JoinHostPort(v.Host, strconv.Itoa(v.Port))
-		}
-	}
+	addr := a.n.controllerAddr(leader)
 	if addr == "" {
-		return nil, fmt.Errorf("active controller %d is not in controller.quorum.voters", leader)
+		return nil, fmt.Errorf("active controller %d has no known controller listener", leader)
 	}
 	a.mu.Lock()
 	if a.addr != addr {
@@ -274,6 +273,36 @@ func (n *Node) registerOnce(ctx context.Context, clusterID string, reg metadata.
 		}
 	}
 	return nil
+}
+
+// bootstrapPollInterval is how often a controller that has not yet seen
+// the cluster id in its image checks whether it leads the quorum.
+const bootstrapPollInterval = 50 * time.Millisecond
+
+// runClusterBootstrap writes the cluster id and the bootstrap records
+// (SCRAM users, cluster configs) once this controller leads a quorum whose
+// metadata log has none, as Kafka's first active controller writes the
+// bootstrap metadata: a cluster of dedicated controllers then answers
+// DescribeCluster and DescribeUserScramCredentials before any broker
+// registers. It returns once the image has a cluster id or ctx ends.
+func (n *Node) runClusterBootstrap(ctx context.Context, clusterID string) {
+	ticker := time.NewTicker(bootstrapPollInterval)
+	defer ticker.Stop()
+	for n.controller.Image().ClusterID == "" {
+		if leader, _ := n.metadata.Leader(); leader == n.cfg.NodeID {
+			if err := n.controller.BootstrapCluster(clusterID); err != nil {
+				n.logger.Debug("bootstrapping the metadata log", "err", err)
+			}
+		}
+		if n.controller.Image().ClusterID != "" {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+	}
 }
 
 // configInt reads an integer key of the effective configuration (0 when

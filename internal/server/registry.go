@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"sync/atomic"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/samsa-streaming/samsa/internal/httpserve"
 	"github.com/samsa-streaming/samsa/internal/registry"
 )
@@ -21,8 +23,9 @@ type registryService struct {
 }
 
 // startRegistry serves the schema registry when schema.registry.listeners
-// is set. It reads and writes _schemas through the node's first client
-// listener.
+// is set. It reads and writes _schemas through the node's inter-broker
+// listener, as this node's other clients of itself do (replica fetchers,
+// transaction peers): with its TLS and the inter-broker SASL credentials.
 func (n *Node) startRegistry(logger *slog.Logger) error {
 	raw, _ := n.cfg.Get("schema.registry.listeners")
 	listeners, err := httpserve.ParseListeners(raw)
@@ -32,9 +35,9 @@ func (n *Node) startRegistry(logger *slog.Logger) error {
 	if len(listeners) == 0 || !n.cfg.IsBroker() || len(n.network.Addrs()) == 0 {
 		return nil
 	}
-	seed := n.network.Addrs()[0].String()
-	if tcp, ok := n.network.Addrs()[0].(*net.TCPAddr); ok && tcp.IP.IsUnspecified() {
-		seed = net.JoinHostPort("127.0.0.1", strconv.Itoa(tcp.Port))
+	seed, kafkaOpts, err := n.interBrokerClient()
+	if err != nil {
+		return fmt.Errorf("schema registry: %w", err)
 	}
 	timeoutMs := registryInt(n.cfg.Get("schema.registry.timeout.ms"))
 	maxBodyBytes := registryInt(n.cfg.Get("schema.registry.max.request.bytes"))
@@ -49,8 +52,14 @@ func (n *Node) startRegistry(logger *slog.Logger) error {
 			return fmt.Errorf("schema.registry.listeners https: %w", err)
 		}
 	}
+	var authorizer registry.Authorizer
+	if n.broker.Authorization != nil {
+		authorizer = n.broker.Authorization.Authorizer
+	}
 	reg, err := registry.New(registry.Config{
 		SeedBrokers:       []string{seed},
+		KafkaOpts:         kafkaOpts,
+		Authorizer:        authorizer,
 		ReplicationFactor: int16(replicationFactor),
 		TimeoutMs:         timeoutMs,
 		ForwardTLS:        forwardTLS,
@@ -94,6 +103,30 @@ func (n *Node) startRegistry(logger *slog.Logger) error {
 		logger.Info("schema registry listening", "address", a.String())
 	}
 	return nil
+}
+
+// interBrokerClient is the address and client options with which this
+// node reaches its own inter-broker listener: the endpoint it registers
+// for that listener (the one its peers dial, so a certificate verified by
+// host name matches) and the listener's TLS and inter-broker SASL.
+func (n *Node) interBrokerClient() (string, []kgo.Opt, error) {
+	listener := n.cfg.InterBrokerListenerName
+	opts, err := n.clientOpts(listener)
+	if err != nil {
+		return "", nil, err
+	}
+	for _, endpoint := range n.registration().Endpoints {
+		if endpoint.Name == listener {
+			return net.JoinHostPort(endpoint.Host, strconv.Itoa(int(endpoint.Port))), opts, nil
+		}
+	}
+	// No advertised endpoint of that name: the bound address, on loopback.
+	for i, l := range n.clientListeners {
+		if l.Name == listener && i < len(n.network.Addrs()) {
+			return loopbackAddr(n.network.Addrs()[i]), opts, nil
+		}
+	}
+	return "", nil, fmt.Errorf("inter-broker listener %s is not one of this node's client listeners", listener)
 }
 
 func registryInt(value string, _ bool) int64 {

@@ -14,6 +14,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -82,6 +83,18 @@ type Node struct {
 	// shareElections feeds the share coordinator its __share_group_state
 	// partitions (share.go).
 	shareElections *shareElections
+	// background counts the node's loops (goBackground); Shutdown waits
+	// for them to return.
+	background sync.WaitGroup
+}
+
+// goBackground runs loop until ctx ends, in a goroutine Shutdown waits for.
+func (n *Node) goBackground(ctx context.Context, loop func(context.Context)) {
+	n.background.Add(1)
+	go func() {
+		defer n.background.Done()
+		loop(ctx)
+	}()
 }
 
 // Options are the parts of a node that are not configuration.
@@ -117,6 +130,16 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 	// Every fsync the storage layer makes is timed for samsa_log_flush_seconds.
 	opts.FS = vfs.ObserveSyncs(opts.FS, n.metrics.LogFlushObserver())
 	clusterID := cfg.ClusterID
+	var discovered discoveredQuorum
+	if joinsDynamicQuorum(cfg) {
+		var err error
+		if discovered, err = discoverQuorum(cfg, opts.FS, logging.component("controller")); err != nil {
+			return nil, err
+		}
+		if clusterID == "" {
+			clusterID = discovered.clusterID
+		}
+	}
 	if clusterID == "" && len(cfg.ControllerQuorumVoters) > 0 {
 		clusterID = clusterIDFromVoters(cfg)
 	}
@@ -127,6 +150,15 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 		if meta, err := log.ReadMetaProperties(opts.FS, dir); err == nil {
 			clusterID = meta.ClusterID
 		}
+	}
+	if clusterID == "" && !cfg.IsController() && len(cfg.ControllerQuorumVoters) == 0 && len(cfg.ControllerQuorumBootstrapServers) > 0 {
+		// A new broker that finds the controllers through
+		// controller.quorum.bootstrap.servers takes their cluster id.
+		d, err := discoverQuorum(cfg, opts.FS, logging.component("controller"))
+		if err != nil {
+			return nil, err
+		}
+		clusterID = d.clusterID
 	}
 	if clusterID == "" {
 		clusterID = newClusterID()
@@ -139,6 +171,11 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 		FlushOffsetCheckpointIntervalMs: int64(cfg.LogFlushOffsetCheckpointIntervalMs),
 		Logger:                          logging.component("log"),
 		SkipTopics:                      map[string]bool{controller.MetadataTopic: true},
+		// Logs found on disk open with their topic's configs: LoadAll
+		// runs once the metadata image has caught up (startBroker).
+		TopicConfig: func(topic string) log.Config {
+			return partition.LogConfig(n.topicConfig(n.controller.Image(), topic))
+		},
 		Cleaner: log.CleanerOptions{
 			Enable: cfg.LogCleanerEnable, Threads: int(cfg.LogCleanerThreads),
 			DedupeBufferSize: cfg.LogCleanerDedupeBufferSize, DedupeBufferLoadFactor: cfg.LogCleanerIOBufferLoadFactor,
@@ -150,10 +187,6 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 		return nil, fmt.Errorf("open log dirs: %w", err)
 	}
 	n.logs = logs
-	if _, err := logs.LoadAll(); err != nil {
-		logs.Shutdown()
-		return nil, fmt.Errorf("load logs: %w", err)
-	}
 
 	n.journal = &quorumJournal{timeout: 30 * time.Second}
 	bootstrapRecords, err := bootstrapScramUsers(cfg)
@@ -162,7 +195,7 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 		return nil, err
 	}
 	n.controller = controller.New(controller.Config{
-		BootstrapRecords:         append(bootstrapClusterConfigs(cfg), bootstrapRecords...),
+		BootstrapRecords:         slices.Concat(bootstrapFeatureLevels(), bootstrapClusterConfigs(cfg), bootstrapRecords),
 		NodeID:                   cfg.NodeID,
 		DefaultNumPartitions:     cfg.NumPartitions,
 		DefaultReplicationFactor: cfg.DefaultReplicationFactor,
@@ -176,12 +209,12 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 	}
 	var controllerListener *controllerListener
 	if cfg.IsController() {
-		qcfg, err := quorumConfig(cfg, opts.FS, logging.component("controller"))
+		qcfg, err := quorumConfig(cfg, opts.FS, logging.component("controller"), discovered)
 		if err != nil {
 			logs.Shutdown()
 			return nil, err
 		}
-		if len(cfg.ControllerQuorumVoters) > 0 {
+		if len(cfg.ControllerQuorumVoters) > 0 || joinsDynamicQuorum(cfg) {
 			// The controller listener carries the Raft traffic and the Kafka
 			// protocol of the controller APIs (controller_listener.go).
 			bound, err := net.Listen("tcp", qcfg.ListenAddr)
@@ -281,7 +314,9 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 	if controllerListener != nil {
 		followDynamicConfig(controllerListener.tls, cfg.ControllerListenerNames[0], n.broker.Config)
 		// Its TLS handshake, if any, was done by the controller listener.
-		listeners = append(listeners, network.ListenerSpec{Name: cfg.ControllerListenerNames[0], Address: controllerListener.inner.Addr().String(), Listener: controllerListener.kafka, OpenAtStart: true,
+		// Its requests have a queued.max.request.bytes pool of their own, as
+		// those of Kafka's controller socket server do.
+		listeners = append(listeners, network.ListenerSpec{Name: cfg.ControllerListenerNames[0], Address: controllerListener.inner.Addr().String(), Listener: controllerListener.kafka, OpenAtStart: true, OwnMemoryPool: true,
 			SecurityProtocol: cfg.ListenerSecurityProtocolMap[cfg.ControllerListenerNames[0]], TLSPrincipal: controllerListener.principalFunc(cfg.ListenerSecurityProtocolMap[cfg.ControllerListenerNames[0]])})
 	}
 	if err := attachAuthenticators(cfg, listeners, n.controller.Image); err != nil {
@@ -300,6 +335,7 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 		NumNetworkThreads:        int(cfg.NumNetworkThreads),
 		NumIOThreads:             int(cfg.NumIOThreads),
 		QueuedMaxRequests:        int(cfg.QueuedMaxRequests),
+		QueuedMaxRequestBytes:    cfg.QueuedMaxRequestBytes,
 		SocketRequestMaxBytes:    cfg.SocketRequestMaxBytes,
 		ConnectionsMaxIdleMs:     cfg.ConnectionsMaxIdleMs,
 		MaxConnections:           int(cfg.MaxConnections),
@@ -352,6 +388,16 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	n.cancel = cancel
+	if n.quorum != nil {
+		n.goBackground(ctx, func(ctx context.Context) { n.runClusterBootstrap(ctx, clusterID) })
+	}
+	if err := n.startRestore(ctx); err != nil {
+		cancel()
+		n.network.Shutdown(context.Background())
+		n.stopMetadata()
+		logs.Shutdown()
+		return nil, fmt.Errorf("tiered storage restore: %w", err)
+	}
 	if cfg.IsBroker() {
 		if err := n.startBroker(clusterID); err != nil {
 			cancel()
@@ -362,7 +408,7 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 		}
 		logs.Start(ctx)
 		n.startTransactionTimers(ctx)
-		go n.runISRChecks(ctx)
+		n.goBackground(ctx, n.runISRChecks)
 		n.startLogDirMover(ctx)
 		if err := n.startTier(ctx, opts.FS); err != nil {
 			cancel()
@@ -372,10 +418,13 @@ func Start(cfg *config.Broker, opts Options) (*Node, error) {
 			return nil, fmt.Errorf("tiered storage: %w", err)
 		}
 	}
-	go n.runLiveness(ctx)
-	go n.runTelemetryExpiry(ctx)
-	go n.runLeaderRebalance(ctx)
-	go n.runTokenExpiry(ctx)
+	n.goBackground(ctx, n.runLiveness)
+	if joinsDynamicQuorum(n.cfg) && n.quorum != nil {
+		n.goBackground(ctx, n.refreshQuorumPeers)
+	}
+	n.goBackground(ctx, n.runTelemetryExpiry)
+	n.goBackground(ctx, n.runLeaderRebalance)
+	n.goBackground(ctx, n.runTokenExpiry)
 	n.network.OpenForClients()
 	if err := n.startRegistry(logging.component("registry")); err != nil {
 		n.Shutdown(context.Background())
@@ -423,12 +472,20 @@ func (n *Node) startBroker(clusterID string) error {
 	if err != nil {
 		return fmt.Errorf("register broker: %w", err)
 	}
+	// The logs on disk open only now, with their topics' configs from the
+	// caught-up image (segment.index.bytes sizes the active segment's
+	// indexes, segment.ms its roll time, ...), as Kafka's LogManager starts
+	// once the broker has its first metadata image.
+	if _, err := n.logs.LoadAll(); err != nil {
+		return fmt.Errorf("load logs: %w", err)
+	}
 	// Only now, caught up with the metadata log, does the node take on its
 	// partitions and coordinators: an image still replaying could make it
 	// delete the logs of topics it has not seen yet.
 	n.setupReplication()
 	elections := &coordinatorElections{nodeID: n.cfg.NodeID, groups: n.groups}
 	n.controller.Subscribe(func(old, next *metadata.Image) {
+		n.restoreLogs(next)
 		if err := n.partitions.Reconcile(old, next); err != nil {
 			n.logger.Error("apply metadata", "err", err)
 		}
@@ -498,6 +555,9 @@ func (n *Node) Shutdown(ctx context.Context) error {
 	errSnapshots := n.partitions.WriteSnapshots()
 	n.activeController.close()
 	errQuorum := n.stopMetadata()
+	// The loops end with ctx; a controller write one of them was making
+	// ends with the quorum.
+	n.background.Wait()
 	errLogs := n.logs.Shutdown()
 	return errors.Join(errNet, errSnapshots, errQuorum, errLogs)
 }

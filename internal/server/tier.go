@@ -45,7 +45,8 @@ func (n *Node) startTier(ctx context.Context, fsys vfs.FS) error {
 		BackoffMs: cfg.TaskRetryBackoffMs, BackoffMaxMs: cfg.TaskRetryBackoffMaxMs})
 	store := tier.NewStore(tier.StoreConfig{Bucket: retrying, Prefix: cfg.BucketPrefix})
 	manager := tier.NewManager(tier.ManagerConfig{Store: store, BrokerID: n.broker.StaticConfig.NodeID,
-		CopierThreads: int(cfg.CopierThreadPoolSize), OrphanGraceMs: 10 * cfg.TaskIntervalMs, CopyMaxBytesPerSecond: cfg.CopyMaxBytesPerSecond})
+		CopierThreads: int(cfg.CopierThreadPoolSize), OrphanGraceMs: 10 * cfg.TaskIntervalMs, CopyMaxBytesPerSecond: cfg.CopyMaxBytesPerSecond,
+		KeepUnreferenced: cfg.RestoreEnable})
 	cache, err := tier.NewCache(fsys, filepath.Join(n.broker.StaticConfig.LogDirs[0], remoteIndexCacheDir), cfg.IndexFileCacheTotalSizeBytes)
 	if err != nil {
 		bucket.Close()
@@ -64,7 +65,7 @@ func (n *Node) startTier(ctx context.Context, fsys vfs.FS) error {
 	})
 	logger := n.logger.With("component", "tier")
 	logger.Info("tiered storage enabled", "bucket", blob.Redact(cfg.BucketURL))
-	go func() {
+	n.goBackground(ctx, func(ctx context.Context) {
 		defer bucket.Close()
 		defer reader.Close()
 		ticker := time.NewTicker(time.Duration(cfg.TaskIntervalMs) * time.Millisecond)
@@ -79,7 +80,7 @@ func (n *Node) startTier(ctx context.Context, fsys vfs.FS) error {
 			n.applyDynamicTier(manager, cache, reader)
 			n.runTierTasks(ctx, manager, store, reader, tierMetrics, tiered, logger)
 		}
-	}()
+	})
 	return nil
 }
 
@@ -148,6 +149,10 @@ func (n *Node) runTierTasks(ctx context.Context, manager *tier.Manager, store *t
 		}
 		if err == nil {
 			n.advanceLogStart(p, &result.View, logger)
+			n.writeTopicManifest(ctx, manager, img, p, logger)
+		}
+		if result.ManifestErr != nil && ctx.Err() == nil {
+			logger.Warn("writing the partition manifest failed; retrying next interval", "partition", p.String(), "err", result.ManifestErr)
 		}
 		if err != nil && ctx.Err() == nil {
 			logger.Warn("remote log manager task failed; retrying next interval", "partition", p.String(), "err", err)
@@ -163,6 +168,7 @@ func (n *Node) runTierTasks(ctx context.Context, manager *tier.Manager, store *t
 			logger.Warn("deleting remote data of a deleted topic failed; retrying next interval", "err", err)
 			continue
 		}
+		manager.Forget(id)
 		for index := range topic.partitions {
 			tierMetrics.Forget(topic.name, index)
 			reader.ForgetView(tier.Partition{TopicID: id, Partition: index})
@@ -181,7 +187,13 @@ func (n *Node) disableTiering(ctx context.Context, store *tier.Store, tierMetric
 	if topic == nil || !topic.partitions[p.Index] || !deleteOnDisable {
 		return
 	}
-	if err := store.DeletePartition(ctx, tier.Partition{TopicID: p.TopicID, Partition: p.Index}); err != nil {
+	err := store.DeletePartition(ctx, tier.Partition{TopicID: p.TopicID, Partition: p.Index})
+	if err == nil && p.Index == 0 {
+		// A topic with tiering off and its remote data deleted is not
+		// one a restore brings back.
+		err = store.DeleteTopicManifest(ctx, p.TopicID)
+	}
+	if err != nil {
 		tierMetrics.DeleteFailed(p.Topic)
 		logger.Warn("deleting remote data of a partition with tiering disabled failed; retrying next interval", "partition", p.String(), "err", err)
 		return
@@ -289,6 +301,25 @@ func (n *Node) followTier(ctx context.Context, manager *tier.Manager, reader *ti
 	p.Log.SetRemoteCopiedOffset(view.EndOffset())
 }
 
+// writeTopicManifest writes, on the leader of partition 0 of a tiered
+// topic, the topic's manifest: its id, partition count, replication factor
+// and config overrides, what restoring the cluster from the bucket needs.
+func (n *Node) writeTopicManifest(ctx context.Context, manager *tier.Manager, img *metadata.Image, p *partition.Partition, logger interface{ Warn(string, ...any) }) {
+	if p.Index != 0 {
+		return
+	}
+	t := img.TopicByID(p.TopicID)
+	if t == nil || len(t.Partitions) == 0 || t.Partitions[0] == nil {
+		return
+	}
+	manifest := tier.TopicManifest{Name: t.Name, TopicID: t.ID, Partitions: int32(len(t.Partitions)),
+		ReplicationFactor: int16(len(t.Partitions[0].TargetReplicas())),
+		Configs:           img.Configs(metadata.ResourceTopic, t.Name), LeaderEpoch: p.LeaderEpoch()}
+	if err := manager.WriteTopicManifest(ctx, manifest); err != nil && ctx.Err() == nil {
+		logger.Warn("writing the topic manifest failed; retrying next interval", "topic", t.Name, "err", err)
+	}
+}
+
 // applyDynamicTier applies the dynamic tiered-storage broker configs.
 func (n *Node) applyDynamicTier(manager *tier.Manager, cache *tier.Cache, reader *tier.Reader) {
 	cfg := n.broker.Config().Tier
@@ -301,6 +332,10 @@ func (n *Node) applyDynamicTier(manager *tier.Manager, cache *tier.Cache, reader
 // it started: nil until then, and always when it is off.
 type tierState struct {
 	reader atomic.Pointer[tier.Reader]
+	// restore is the bucket to restore from while
+	// samsa.tiered.restore.enable is on, nil otherwise; set before the
+	// broker starts, read by the metadata listener (tier_restore.go).
+	restore *tier.Store
 }
 
 // remoteAuxState reads from the bucket what a follower needs to start its

@@ -17,7 +17,8 @@ type Key struct {
 // their topic-partitions, each behind its own mutex, so share fetches for
 // different partitions proceed in parallel.
 //
-// Lock order: Manager.mu is never held while taking an entry's mu.
+// Lock order: Manager.mu is never held while taking an entry's locks; an
+// entry's write is taken before its mu, never while holding it.
 type Manager struct {
 	mu struct {
 		sync.Mutex
@@ -26,7 +27,12 @@ type Manager struct {
 }
 
 type entry struct {
-	mu struct {
+	// write serializes the writes of the share-partition's durable state
+	// (Persist); it is held across the write, mu only around reading and
+	// marking the state, so fetches and acknowledgements of the
+	// share-partition go on while a write is out.
+	write sync.Mutex
+	mu    struct {
 		sync.Mutex
 		// partition is nil until the first use initialized it.
 		partition *Partition
@@ -138,4 +144,58 @@ func (m *Manager) ReleaseMember(group, member string) {
 	for _, k := range m.Keys(func(k Key) bool { return k.Group == group }) {
 		m.Peek(k, func(p *Partition) { p.ReleaseMember(member) })
 	}
+}
+
+// StateWrite is the state of a share-partition to persist
+// (WriteShareGroupState).
+type StateWrite struct {
+	StartOffset int64
+	StateEpoch  int32
+	LeaderEpoch int32
+	Batches     []StateBatch
+}
+
+// Persist makes the changes of key's share-partition durable with write
+// (a persister call, maybe to a share coordinator on another node) and
+// returns its answer, 0 when nothing was left to write. Writes of one
+// share-partition go out one at a time, each with the state as it is when
+// it starts, so a write covers every change made before it began and a
+// caller whose change a concurrent write covered returns once that write
+// succeeded. The share-partition's mutex is not held during write: a slow
+// share coordinator stalls no fetch or acknowledgement of it, only the
+// answers waiting for their changes to be durable. answered, when set,
+// runs with the share-partition locked after write answered.
+func (m *Manager) Persist(key Key, write func(StateWrite) int16, answered func(p *Partition, code int16)) int16 {
+	m.mu.Lock()
+	e := m.mu.partitions[key]
+	m.mu.Unlock()
+	if e == nil {
+		return 0
+	}
+	e.write.Lock()
+	defer e.write.Unlock()
+	e.mu.Lock()
+	p := e.mu.partition
+	if p == nil {
+		e.mu.Unlock()
+		return 0
+	}
+	start, batches, changed := p.PendingWrite()
+	w := StateWrite{StartOffset: start, StateEpoch: p.StateEpoch(), LeaderEpoch: p.LeaderEpoch(), Batches: batches}
+	e.mu.Unlock()
+	if !changed {
+		return 0
+	}
+	code := write(w)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.mu.partition == p {
+		if code == 0 {
+			p.MarkWritten(start, batches)
+		}
+		if answered != nil {
+			answered(p, code)
+		}
+	}
+	return code
 }

@@ -94,13 +94,15 @@ func NewSessions(maxSessions int, idleMs int64, onEvict func(SessionKey, *Sessio
 }
 
 // Use validates a request's epoch against key's session and runs fn on the
-// session with the cache locked: epoch 0 opens a session (replacing
-// one the member had, whose partitions fn sees in replaced), -1 names the
-// session to close once fn returns, any other epoch must be the session's
-// next one, after which the next one is expected. The result is an error
-// code: SHARE_SESSION_NOT_FOUND, INVALID_SHARE_SESSION_EPOCH or
+// session with the cache locked: epoch 0 opens a session, replacing one
+// the member had (as Kafka's cache removes it: what the member acquired
+// through it stays acquired by the member, which may acknowledge it in
+// the new session, until its locks time out), -1 names the session to
+// close once fn returns, any other epoch must be the session's next one,
+// after which the next one is expected. The result is an error code:
+// SHARE_SESSION_NOT_FOUND, INVALID_SHARE_SESSION_EPOCH or
 // SHARE_SESSION_LIMIT_REACHED, and fn does not run.
-func (c *Sessions) Use(key SessionKey, epoch int32, nowMs int64, fn func(s *Session, replaced *Session)) int16 {
+func (c *Sessions) Use(key SessionKey, epoch int32, nowMs int64, fn func(s *Session)) int16 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	existing := c.mu.sessions[key]
@@ -114,13 +116,13 @@ func (c *Sessions) Use(key SessionKey, epoch int32, nowMs int64, fn func(s *Sess
 		}
 		s := &Session{Epoch: 1, lastUsedMs: nowMs}
 		c.mu.sessions[key] = s
-		fn(s, existing)
+		fn(s)
 		return 0
 	case existing == nil:
 		return kerr.ShareSessionNotFound.Code
 	case epoch == FinalEpoch:
 		delete(c.mu.sessions, key)
-		fn(existing, nil)
+		fn(existing)
 		return 0
 	case epoch != existing.Epoch:
 		return kerr.InvalidShareSessionEpoch.Code
@@ -130,7 +132,7 @@ func (c *Sessions) Use(key SessionKey, epoch int32, nowMs int64, fn func(s *Sess
 		existing.Epoch = 1
 	}
 	existing.lastUsedMs = nowMs
-	fn(existing, nil)
+	fn(existing)
 	return 0
 }
 

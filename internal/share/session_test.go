@@ -13,7 +13,7 @@ func TestSessions(t *testing.T) {
 	c := NewSessions(2, 1000, func(k SessionKey, _ *Session) { evicted = append(evicted, k) })
 	a, b, d := SessionKey{"g", "a"}, SessionKey{"g", "b"}, SessionKey{"g", "d"}
 	use := func(k SessionKey, epoch int32, nowMs int64) int16 {
-		return c.Use(k, epoch, nowMs, func(*Session, *Session) {})
+		return c.Use(k, epoch, nowMs, func(*Session) {})
 	}
 	if code := use(a, 1, 0); code != kerr.ShareSessionNotFound.Code {
 		t.Fatalf("no session: %d", code)

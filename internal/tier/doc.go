@@ -51,6 +51,10 @@
 //	    leader-epoch.checkpoint the leader-epoch entries up to the segment's end
 //	    copy-finished.meta     metadata, state COPY_SEGMENT_FINISHED (written last)
 //	    delete-started.meta    metadata, state DELETE_SEGMENT_STARTED
+//	<prefix>tier/v1/<topic-id>/<partition>/manifest/
+//	    <leader-epoch %010d>-<version %020d>.manifest   partition manifest
+//	<prefix>tier/v1/cluster/topics/<topic-id>/
+//	    <leader-epoch %010d>-<version %020d>.manifest   topic manifest
 //
 // <topic-id> is the topic's UUID in lower-case hex; <segment-id> is 16 random
 // bytes in lower-case hex. A segment is readable only once copy-finished.meta
@@ -84,6 +88,45 @@
 //	...     1     M, number of file entries (at most 8)
 //	...     9*M   M entries: kind uint8, size int64
 //	...     4     CRC-32C (Castagnoli) of every byte before it
+//
+// # Manifests
+//
+// Besides the per-upload metadata, the bucket holds what a cluster needs to
+// be rebuilt from it alone (restore.go, samsa.tiered.restore.enable): a
+// partition manifest per partition, written by its leader after each task
+// that changed it (its readable segments with their offsets, sizes and
+// leader epochs, and the log start offset), and the cluster manifest, one
+// topic manifest per tiered topic, written by the leader of its partition
+// 0 whenever the topic's definition changed (name, topic id, partition
+// count, replication factor, config overrides). Manifests are versioned:
+// a write puts a new key, never rewriting one, then deletes the versions
+// below it; readers take the last key in key order. The leader epoch leads
+// the name, so a deposed leader's late write sorts below its successor's.
+// Deleting a topic deletes its topic manifest first.
+//
+// Both kinds share one envelope (integers big-endian):
+//
+//	offset  size  field
+//	0       4     magic "SPMF" (partition manifest) or "STMF" (topic manifest)
+//	4       2     version (1)
+//	6       4     L, body length (at most 64 MiB)
+//	10      L     body, JSON (below)
+//	10+L    4     CRC-32C (Castagnoli) of every byte before it
+//
+// A partition manifest's body (ids lower-case hex, as in keys; at most
+// 2^20 segments, ascending, not overlapping):
+//
+//	{"topicId":"…","partition":0,"leaderEpoch":3,"brokerId":1,
+//	 "logStartOffset":0,"writtenMs":1700000000000,
+//	 "segments":[{"segmentId":"…","baseOffset":0,"endOffset":99,
+//	   "maxTimestampMs":1700000000000,"leaderEpoch":3,"sizeBytes":1048576,
+//	   "leaderEpochs":[[0,0],[3,40]]}]}
+//
+// A topic manifest's body (at most 1024 configs):
+//
+//	{"name":"orders","topicId":"…","partitions":6,"replicationFactor":3,
+//	 "configs":{"remote.storage.enable":"true","retention.ms":"-1"},
+//	 "leaderEpoch":3,"brokerId":1,"writtenMs":1700000000000}
 //
 // # Fencing
 //

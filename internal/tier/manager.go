@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 )
 
@@ -56,6 +57,9 @@ type TaskResult struct {
 	CopiedOffset int64
 	// CopyThrottled is set when the copy quota stopped the task's copies.
 	CopyThrottled bool
+	// ManifestErr is why the partition manifest could not be written; the
+	// next task writes it again. The task's other work stands.
+	ManifestErr error
 }
 
 // ManagerConfig configures a Manager.
@@ -74,6 +78,11 @@ type ManagerConfig struct {
 	// (RateQuota) is at it, a task copies nothing more and the next task
 	// goes on.
 	CopyMaxBytesPerSecond int64
+	// KeepUnreferenced keeps finished uploads outside the leader's lineage
+	// instead of deleting them (samsa.tiered.restore.enable): a log that
+	// could not be seeded from the bucket must not make its leader delete
+	// the data it was to be restored from.
+	KeepUnreferenced bool
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
 }
@@ -83,6 +92,16 @@ type Manager struct {
 	cfg       ManagerConfig
 	copiers   chan struct{}
 	copyQuota *RateQuota
+
+	mu struct {
+		sync.Mutex
+		// written are the manifests last written, without their write
+		// times, so a task writes one only when it changed.
+		// Invariant: keys are partitions and topics this node leads or
+		// led; Forget removes those of a deleted topic.
+		partitions map[Partition]string
+		topics     map[[16]byte]string
+	}
 }
 
 // SetCopyMaxBytesPerSecond changes the copy quota (a dynamic update).
@@ -96,7 +115,10 @@ func NewManager(cfg ManagerConfig) *Manager {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Manager{cfg: cfg, copiers: make(chan struct{}, cfg.CopierThreads), copyQuota: NewRateQuota(cfg.CopyMaxBytesPerSecond)}
+	m := &Manager{cfg: cfg, copiers: make(chan struct{}, cfg.CopierThreads), copyQuota: NewRateQuota(cfg.CopyMaxBytesPerSecond)}
+	m.mu.partitions = map[Partition]string{}
+	m.mu.topics = map[[16]byte]string{}
+	return m
 }
 
 // ErrNotLeaderEpoch is returned when the log's leader epoch moved past the
@@ -121,7 +143,11 @@ func (m *Manager) Run(ctx context.Context, task Task) (TaskResult, error) {
 		}
 		result.Collected++
 	}
-	for _, upload := range append(view.Deleting, view.Unreferenced...) {
+	collect := view.Deleting
+	if !m.cfg.KeepUnreferenced {
+		collect = append(collect, view.Unreferenced...)
+	}
+	for _, upload := range collect {
 		if err := m.cfg.Store.DeleteUpload(ctx, upload); err != nil {
 			return result, err
 		}
@@ -134,7 +160,70 @@ func (m *Manager) Run(ctx context.Context, task Task) (TaskResult, error) {
 			return result, err
 		}
 	}
-	return result, m.expire(ctx, task, &result)
+	if err := m.expire(ctx, task, &result); err != nil {
+		return result, err
+	}
+	manifest := manifestOf(task.Partition, &result.View, task.LeaderEpoch, m.cfg.BrokerID, task.Log.LogStartOffset())
+	result.ManifestErr = m.writePartitionManifest(ctx, &manifest)
+	return result, nil
+}
+
+// writePartitionManifest writes manifest unless the last one written for
+// its partition says the same.
+func (m *Manager) writePartitionManifest(ctx context.Context, manifest *PartitionManifest) error {
+	p := Partition{manifest.TopicID, manifest.Partition}
+	content := string(manifest.Encode())
+	m.mu.Lock()
+	same := m.mu.partitions[p] == content
+	m.mu.Unlock()
+	if same {
+		return nil
+	}
+	stamped := *manifest
+	stamped.WrittenMs = m.cfg.Now().UnixMilli()
+	if err := m.cfg.Store.WritePartitionManifest(ctx, &stamped); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	m.mu.partitions[p] = content
+	m.mu.Unlock()
+	return nil
+}
+
+// WriteTopicManifest writes a topic's manifest, as the leader of its
+// partition 0 does after each task, unless the last one this node wrote
+// says the same.
+func (m *Manager) WriteTopicManifest(ctx context.Context, manifest TopicManifest) error {
+	manifest.BrokerID, manifest.WrittenMs = m.cfg.BrokerID, 0
+	content := string(manifest.Encode())
+	m.mu.Lock()
+	same := m.mu.topics[manifest.TopicID] == content
+	m.mu.Unlock()
+	if same {
+		return nil
+	}
+	manifest.WrittenMs = m.cfg.Now().UnixMilli()
+	if err := m.cfg.Store.WriteTopicManifest(ctx, &manifest); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	m.mu.topics[manifest.TopicID] = content
+	m.mu.Unlock()
+	return nil
+}
+
+// Forget drops what the manager remembers of a topic's manifests (the
+// topic was deleted, or this node stopped leading it), so the next task
+// of a partition of it writes its manifest again.
+func (m *Manager) Forget(topicID [16]byte) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.mu.topics, topicID)
+	for p := range m.mu.partitions {
+		if p.TopicID == topicID {
+			delete(m.mu.partitions, p)
+		}
+	}
 }
 
 func (m *Manager) view(ctx context.Context, task Task) (RemoteView, error) {

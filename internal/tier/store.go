@@ -230,9 +230,10 @@ type Upload struct {
 func (s *Store) ListUploads(ctx context.Context, p Partition) ([]Upload, error) {
 	byDir := map[string]*Upload{}
 	var order []string
+	manifests := s.PartitionManifestPrefix(p)
 	err := s.bucket.List(ctx, s.PartitionPrefix(p), func(o blob.ObjectInfo) error {
 		dir, name, ok := cutLast(o.Key)
-		if !ok {
+		if !ok || strings.HasPrefix(dir, manifests) {
 			return nil
 		}
 		u := byDir[dir]
@@ -393,8 +394,12 @@ func (s *Store) ReadFile(ctx context.Context, m *SegmentMetadata, kind FileKind)
 	return s.bucket.Get(ctx, s.SegmentDir(m)+kind.ObjectName())
 }
 
-// DeleteTopic removes every object of a topic.
+// DeleteTopic removes every object of a topic, its topic manifest first,
+// so a restore never brings back a topic whose data is half deleted.
 func (s *Store) DeleteTopic(ctx context.Context, topicID [16]byte) error {
+	if err := s.DeleteTopicManifest(ctx, topicID); err != nil {
+		return err
+	}
 	return s.deletePrefix(ctx, s.TopicPrefix(topicID))
 }
 
