@@ -72,7 +72,7 @@
 // being handled, and each connection holds at most
 // MaxInFlightRequestsPerConnection requests read and not answered, each at
 // most socket.request.max.bytes. Pooled frames (produce) read ahead of an
-// unanswered request of their connection share one budget of 64 MiB for the
+// unanswered request of their connection share one budget of 16 MiB for the
 // process (read_ahead.go); past it a connection reads one request at a time,
 // as Kafka's does, so produce frames take at most one frame per connection
 // plus the budget.

@@ -31,7 +31,7 @@ func TestFrameBufferClasses(t *testing.T) {
 
 // TestFreeFrameBuffersBounded: a released buffer is reused by the next frame
 // of its class, even across garbage collections, and no more than the
-// per-class and total limits stay free.
+// per-class and total limits stay free and resident.
 func TestFreeFrameBuffersBounded(t *testing.T) {
 	drainFreeFrameBuffers()
 	t.Cleanup(drainFreeFrameBuffers)
@@ -50,7 +50,7 @@ func TestFreeFrameBuffersBounded(t *testing.T) {
 	for _, b := range small {
 		putFrameBuffer(b)
 	}
-	if free := len(frameBuffersFree[0]); free != frameBuffersFreePerClassMax {
+	if free, _ := freeFrameBuffers(0); free != frameBuffersFreePerClassMax {
 		t.Errorf("%d free buffers in a class, want the limit %d", free, frameBuffersFreePerClassMax)
 	}
 	large := make([]*frameBuffer, frameBuffersFreePerClassMax)
@@ -61,19 +61,43 @@ func TestFreeFrameBuffersBounded(t *testing.T) {
 		putFrameBuffer(b)
 	}
 	held := int64(0)
-	for class := range frameBuffersFree {
-		held += int64(len(frameBuffersFree[class]) * frameBufferClassBytes(class))
+	for class := range frameBufferPools {
+		resident, _ := freeFrameBuffers(class)
+		held += int64(resident * frameBufferClassBytes(class))
 	}
 	if held > frameBuffersFreeBytesMax || held != frameBuffersFreeBytes.Load() {
 		t.Errorf("free buffers hold %d bytes, counted %d, limit %d", held, frameBuffersFreeBytes.Load(), frameBuffersFreeBytesMax)
 	}
-	t.Logf("%d bytes of free buffers kept", held)
+	if _, released := freeFrameBuffers(frameBufferClasses - 1); mapsFrameBuffers && released == 0 {
+		t.Error("no large buffer beyond the limit kept for reuse with its pages given back")
+	}
+	t.Logf("%d bytes of free buffers kept resident", held)
 }
 
+// freeFrameBuffers counts the free buffers of class: resident, and with
+// their pages given back.
+func freeFrameBuffers(class int) (resident, released int) {
+	pool := &frameBufferPools[class]
+	pool.mu.Lock()
+	defer pool.mu.Unlock()
+	return len(pool.mu.resident), len(pool.mu.released)
+}
+
+// drainFreeFrameBuffers empties every pool, unmapping its mapped buffers.
 func drainFreeFrameBuffers() {
-	for class := range frameBuffersFree {
-		for len(frameBuffersFree[class]) > 0 {
-			getFrameBuffer(frameBufferClassBytes(class))
+	for class := range frameBufferPools {
+		pool := &frameBufferPools[class]
+		pool.mu.Lock()
+		free := append(pool.mu.resident, pool.mu.released...)
+		for _, b := range pool.mu.resident {
+			frameBuffersFreeBytes.Add(-int64(len(b.bytes)))
+		}
+		pool.mu.resident, pool.mu.released = nil, nil
+		pool.mu.Unlock()
+		for _, b := range free {
+			if b.mapped {
+				discardFrameBuffer(b)
+			}
 		}
 	}
 }

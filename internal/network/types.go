@@ -32,7 +32,9 @@ type Request struct {
 	// such as produce records, as sub-slices of Body) until it has both
 	// returned from Handle and called Respond, and must not keep a reference
 	// after that; copy what must outlive the request. A Respond that never
-	// comes leaves the buffer to the garbage collector, which is safe.
+	// comes leaves the buffer to the garbage collector (a mapped one goes
+	// back to its pool, with its pages given back, once the garbage
+	// collector finds the request unreachable; frame_buffers.go).
 	// Bodies of other API keys are never reused.
 	Body []byte
 	// Conn describes the connection the request arrived on.

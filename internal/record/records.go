@@ -59,6 +59,92 @@ type rawRecord struct {
 // parseRecord parses the record at the start of b into r and returns the
 // bytes it takes, including its length prefix.
 func parseRecord(b []byte, r *rawRecord) (int, error) {
+	if n, ok := parseShortRecord(b, r); ok {
+		return n, nil
+	}
+	return parseAnyRecord(b, r)
+}
+
+// parseShortRecord parses the records most batches hold: no headers, and
+// every varint (length, deltas, key and value lengths) of one or two bytes,
+// which covers records up to 8 KiB at offset deltas below 8192. The
+// varints are decoded in line, with none of parseAnyRecord's calls; ok is
+// false for any other record, valid or not, which parseAnyRecord then
+// parses (or rejects) from the start. When ok, r and n are what
+// parseAnyRecord would give.
+func parseShortRecord(b []byte, r *rawRecord) (n int, ok bool) {
+	var u uint64
+	pos := 0
+	// The record's length.
+	switch {
+	case len(b) >= 1 && b[0] < 0x80:
+		u, pos = uint64(b[0]), 1
+	case len(b) >= 2 && b[1] < 0x80:
+		u, pos = uint64(b[0]&0x7f)|uint64(b[1])<<7, 2
+	default:
+		return 0, false
+	}
+	length := int64(u>>1) ^ -int64(u&1)
+	if length < 0 || length > int64(len(b)-pos) {
+		return 0, false
+	}
+	body := b[pos : pos+int(length)]
+	n = pos + int(length)
+	pos = 0
+	if len(body) < 1 {
+		return 0, false
+	}
+	attributes := int8(body[0])
+	pos = 1
+	var fields [4]int64 // timestampDelta, offsetDelta, keyLength, valueLength
+	var key, value []byte
+	for i := range fields {
+		switch {
+		case pos < len(body) && body[pos] < 0x80:
+			u = uint64(body[pos])
+			pos++
+		case pos+1 < len(body) && body[pos+1] < 0x80:
+			u = uint64(body[pos]&0x7f) | uint64(body[pos+1])<<7
+			pos += 2
+		default:
+			return 0, false
+		}
+		fields[i] = int64(u>>1) ^ -int64(u&1)
+		if i < 2 {
+			continue
+		}
+		// A key or value: a negative length is null.
+		field := fields[i]
+		var data []byte
+		if field >= 0 {
+			if field > int64(len(body)-pos) {
+				return 0, false
+			}
+			data = body[pos : pos+int(field) : pos+int(field)]
+			pos += int(field)
+		}
+		if i == 2 {
+			key = data
+		} else {
+			value = data
+		}
+	}
+	// No headers: a header count of zero, the record's last byte.
+	if pos != len(body)-1 || body[pos] != 0 {
+		return 0, false
+	}
+	pos++
+	r.attributes = attributes
+	r.timestampDelta = fields[0]
+	r.offsetDelta = int32(fields[1])
+	r.key, r.value = key, value
+	r.headerCount = 0
+	r.headers = body[pos:pos]
+	return n, true
+}
+
+// parseAnyRecord is parseRecord for every record, with its errors.
+func parseAnyRecord(b []byte, r *rawRecord) (int, error) {
 	length, n := readVarint(b)
 	if n <= 0 {
 		return 0, malformed("bad record length varint")

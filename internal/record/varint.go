@@ -13,11 +13,22 @@ const (
 
 // readVarint decodes a zigzag varint that fits an int32 from the start of b.
 // It returns the value and the bytes read, or n == 0 if b ends first and
-// n == -1 if the encoding overflows 32 bits.
+// n == -1 if the encoding overflows 32 bits. The one- and two-byte forms,
+// which are most of a record's fields (lengths and deltas below 8192),
+// take no loop.
 func readVarint(b []byte) (int32, int) {
 	if len(b) > 0 && b[0] < 0x80 {
 		u := uint32(b[0])
 		return int32(u>>1) ^ -int32(u&1), 1
+	}
+	return readVarintLonger(b)
+}
+
+// readVarintLonger is readVarint past the one-byte form.
+func readVarintLonger(b []byte) (int32, int) {
+	if len(b) >= 2 && b[1] < 0x80 {
+		u := uint32(b[0]&0x7f) | uint32(b[1])<<7
+		return int32(u>>1) ^ -int32(u&1), 2
 	}
 	var u uint32
 	for i := 0; i < maxVarintBytes; i++ {
@@ -37,11 +48,20 @@ func readVarint(b []byte) (int32, int) {
 }
 
 // readVarlong decodes a zigzag varint that fits an int64 from the start of b,
-// with readVarint's conventions for n.
+// with readVarint's conventions for n and its fast forms.
 func readVarlong(b []byte) (int64, int) {
 	if len(b) > 0 && b[0] < 0x80 {
 		u := uint64(b[0])
 		return int64(u>>1) ^ -int64(u&1), 1
+	}
+	return readVarlongLonger(b)
+}
+
+// readVarlongLonger is readVarlong past the one-byte form.
+func readVarlongLonger(b []byte) (int64, int) {
+	if len(b) >= 2 && b[1] < 0x80 {
+		u := uint64(b[0]&0x7f) | uint64(b[1])<<7
+		return int64(u>>1) ^ -int64(u&1), 2
 	}
 	var u uint64
 	for i := 0; i < maxVarlongBytes; i++ {

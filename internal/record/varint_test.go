@@ -3,6 +3,7 @@ package record
 import (
 	"encoding/binary"
 	"math"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -43,5 +44,52 @@ func TestVarints(t *testing.T) {
 	}
 	if _, n := readVarint([]byte{0xff, 0xff, 0xff, 0xff, 0x1f}); n != -1 {
 		t.Fatal("readVarint accepted 33 bits")
+	}
+}
+
+// TestVarintsAgainstBinary compares readVarint and readVarlong with
+// encoding/binary's zigzag decoder on every one- and two-byte input and on
+// random longer ones, cut short and overlong included: the same value and
+// length where the value fits, and n <= 0 exactly where it does not.
+func TestVarintsAgainstBinary(t *testing.T) {
+	check := func(b []byte) {
+		want, wantN := binary.Varint(b)
+		got64, n64 := readVarlong(b)
+		switch {
+		case wantN > 0 && (got64 != want || n64 != wantN):
+			t.Fatalf("readVarlong(% x) = %d, %d; want %d, %d", b, got64, n64, want, wantN)
+		case wantN <= 0 && n64 > 0:
+			t.Fatalf("readVarlong(% x) = %d, %d; binary.Varint rejects it (%d)", b, got64, n64, wantN)
+		case wantN == 0 && len(b) < maxVarlongBytes && n64 != 0:
+			// (Ten bytes that all continue overflow for readVarlong;
+			// binary.Varint calls them cut short.)
+			t.Fatalf("readVarlong(% x) n = %d for a cut varint", b, n64)
+		}
+		got32, n32 := readVarint(b)
+		fits := wantN > 0 && want >= math.MinInt32 && want <= math.MaxInt32 && wantN <= maxVarintBytes
+		switch {
+		case fits && (int64(got32) != want || n32 != wantN):
+			t.Fatalf("readVarint(% x) = %d, %d; want %d, %d", b, got32, n32, want, wantN)
+		case !fits && n32 > 0:
+			t.Fatalf("readVarint(% x) = %d, %d; does not fit 32 bits", b, got32, n32)
+		}
+	}
+	for first := range 256 {
+		check([]byte{byte(first)})
+		for second := range 256 {
+			check([]byte{byte(first), byte(second)})
+			check([]byte{byte(first), byte(second), 0x01})
+		}
+	}
+	rng := rand.New(rand.NewPCG(3, 5))
+	for range 200000 {
+		b := make([]byte, 1+rng.IntN(12))
+		for i := range b {
+			b[i] = byte(rng.Uint32())
+			if rng.IntN(3) == 0 {
+				b[i] |= 0x80
+			}
+		}
+		check(b)
 	}
 }
