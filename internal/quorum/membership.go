@@ -141,36 +141,7 @@ func (q *Quorum) KRaftVersion() int16 { return q.Status().KRaftVersion }
 
 // change proposes a membership change and waits for it to be applied.
 func (q *Quorum) change(ctx context.Context, ch memberChange) (int64, error) {
-	if !q.isLeader() {
-		select {
-		case <-q.done:
-			return -1, q.stoppedError()
-		default:
-			return -1, q.notLeaderError()
-		}
-	}
-	id := q.proposalIDs.Add(1)
-	p := &proposal{ctx: ctx, id: id, change: &ch, result: make(chan proposalResult, 1)}
-	select {
-	case q.proposals <- p:
-	case <-ctx.Done():
-		return -1, ctx.Err()
-	case <-q.done:
-		return -1, q.stoppedError()
-	}
-	select {
-	case r := <-p.result:
-		return r.offset, r.err
-	case <-ctx.Done():
-		return -1, ctx.Err()
-	case <-q.done:
-		select {
-		case r := <-p.result:
-			return r.offset, r.err
-		default:
-			return -1, q.stoppedError()
-		}
-	}
+	return q.submit(ctx, func(uint64) *proposal { return &proposal{change: &ch} })
 }
 
 func findStatus(list []VoterStatus, id int32) (VoterStatus, bool) {

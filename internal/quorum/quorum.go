@@ -170,6 +170,15 @@ func (q *Quorum) Propose(ctx context.Context, values [][]byte) (firstOffset int6
 	if n := proposalBytes(values); n > q.cfg.MaxProposalBytes {
 		return -1, fmt.Errorf("%w: %d bytes, at most %d", ErrProposalTooLarge, n, q.cfg.MaxProposalBytes)
 	}
+	return q.submit(ctx, func(id uint64) *proposal {
+		return &proposal{data: encodeProposal(id, values)}
+	})
+}
+
+// submit hands the proposal build makes, given its id, to the driver and
+// waits until it is applied here; only the leader takes proposals. Propose
+// and the membership changes (membership.go) share it.
+func (q *Quorum) submit(ctx context.Context, build func(id uint64) *proposal) (int64, error) {
 	if !q.isLeader() {
 		select {
 		case <-q.done:
@@ -179,7 +188,8 @@ func (q *Quorum) Propose(ctx context.Context, values [][]byte) (firstOffset int6
 		}
 	}
 	id := q.proposalIDs.Add(1)
-	p := &proposal{ctx: ctx, id: id, data: encodeProposal(id, values), result: make(chan proposalResult, 1)}
+	p := build(id)
+	p.ctx, p.id, p.result = ctx, id, make(chan proposalResult, 1)
 	select {
 	case q.proposals <- p:
 	case <-ctx.Done():
