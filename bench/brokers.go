@@ -235,16 +235,7 @@ func startBroker(role, workDir, profileDir string, overrides []string) (*brokerP
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	lines := make(chan string, 1)
-	go func() {
-		scanner := bufio.NewScanner(stdout)
-		for scanner.Scan() {
-			if addr, ok := strings.CutPrefix(scanner.Text(), "listening "); ok {
-				lines <- addr
-			}
-		}
-		close(lines)
-	}()
+	lines := listeningAddrs(stdout)
 	select {
 	case addr, ok := <-lines:
 		if !ok {
@@ -258,6 +249,24 @@ func startBroker(role, workDir, profileDir string, overrides []string) (*brokerP
 		return nil, fmt.Errorf("%s broker did not start within %s", role, brokerStartTimeout)
 	}
 	return b, nil
+}
+
+// listeningAddrs reads a child's stdout and sends the address of each
+// "listening ADDR" line; it is closed when stdout ends (the child exited).
+// The bench's broker children and the gofakes3 server print that line once
+// they accept connections.
+func listeningAddrs(stdout io.Reader) <-chan string {
+	lines := make(chan string, 1)
+	go func() {
+		scanner := bufio.NewScanner(stdout)
+		for scanner.Scan() {
+			if addr, ok := strings.CutPrefix(scanner.Text(), "listening "); ok {
+				lines <- addr
+			}
+		}
+		close(lines)
+	}()
+	return lines
 }
 
 // stop shuts the child down gracefully (killing it after brokerStopTimeout)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -114,16 +113,7 @@ func startGofakes3(ctx context.Context, workDir string) (*objectStore, error) {
 		os.RemoveAll(root)
 		return nil, fmt.Errorf("start gofakes3: %w", err)
 	}
-	lines := make(chan string, 1)
-	go func() {
-		scanner := bufio.NewScanner(stdout)
-		for scanner.Scan() {
-			if addr, ok := strings.CutPrefix(scanner.Text(), "listening "); ok {
-				lines <- addr
-			}
-		}
-		close(lines)
-	}()
+	lines := listeningAddrs(stdout)
 	select {
 	case addr, ok := <-lines:
 		if !ok {
