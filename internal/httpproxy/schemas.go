@@ -142,6 +142,8 @@ func registryError(err error) error {
 			return errInvalidSchema(fmt.Errorf("schema registry: %s", response.Message))
 		case 40101:
 			return newError(401, 40101, "Unauthorized (schema registry)")
+		case 40301:
+			return newError(403, 40301, "schema registry: %s", response.Message)
 		}
 		return newError(500, 50002, "schema registry: %s", response.Message)
 	}

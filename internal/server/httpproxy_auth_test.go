@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/samsa-streaming/samsa/internal/authz"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 )
@@ -29,7 +30,8 @@ func TestHTTPProxyActsAsPrincipal(t *testing.T) {
 		"authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
 		"super.users=User:admin;User:ANONYMOUS", "offsets.topic.replication.factor=1")
 	ctx := testContext(t)
-	adm := kadm.NewClient(sn.client(t, scram.Auth{User: "admin", Pass: saslAdminPassword}.AsSha512Mechanism()))
+	admin := sn.client(t, scram.Auth{User: "admin", Pass: saslAdminPassword}.AsSha512Mechanism())
+	adm := kadm.NewClient(admin)
 	altered, err := adm.AlterUserSCRAMs(ctx, nil, []kadm.UpsertSCRAM{{User: "bob", Mechanism: kadm.ScramSha256, Iterations: 4096, Password: saslBobPassword}})
 	if err != nil || altered.Error() != nil {
 		t.Fatalf("alter scram: %v %v", err, altered.Error())
@@ -86,8 +88,16 @@ func TestHTTPProxyActsAsPrincipal(t *testing.T) {
 	wantAnswer(t, "not alice's", authorizedCall(t, "alice", saslAlicePassword, "GET", base+"/consumers/bob-group/instances/mine/subscription", "", ""), 404, `"error_code":40403`)
 	wantAnswer(t, "bob's own", authorizedCall(t, "bob", saslBobPassword, "GET", base+"/consumers/bob-group/instances/mine/subscription", "", ""), 200)
 
-	// Avro through the registry, which takes the same credentials.
+	// Avro through the registry, which takes the same credentials and
+	// decides by the ACLs on the subject: 403 until bob may write
+	// and read it.
 	avro := fmt.Sprintf(`{"value_schema":%q,"records":[{"value":{"name":"b","nick":null}}]}`, proxyAvroValue)
+	wantAnswer(t, "bob may not register bob-topic-value", authorizedCall(t, "bob", saslBobPassword, "POST", base+"/topics/bob-topic", typeV2Avro, avro), 403, `"error_code":40301`)
+	subject := authz.Binding{ResourceType: authz.ResourceSubject, ResourceName: "bob-topic", PatternType: authz.PatternPrefixed,
+		Principal: "User:bob", Host: authz.Wildcard, Operation: authz.OpWrite, Permission: authz.PermissionAllow}
+	readSubject := subject
+	readSubject.Operation = authz.OpRead // the proxy reads the schema back by id
+	createBindings(t, admin, sn.node, subject, readSubject)
 	wantAnswer(t, "bob produces avro", authorizedCall(t, "bob", saslBobPassword, "POST", base+"/topics/bob-topic", typeV2Avro, avro), 200, `"value_schema_id":1`)
 	if strings.Contains(sn.log.String(), saslBobPassword) {
 		t.Fatal("a password reached the log")

@@ -71,12 +71,19 @@ func (s *secureRegistryNode) registry(t *testing.T, user, password string) *sr.C
 	return client
 }
 
-// createACLs creates bindings with CreateAcls through franz-go's kmsg as
-// the super user, and waits until the node's authorizer holds them.
+// createACLs creates bindings as the super user and waits until the
+// node's authorizer holds them.
 func (s *secureRegistryNode) createACLs(t *testing.T, bindings ...authz.Binding) {
 	t.Helper()
-	admin := s.kafka(t, "admin", saslAdminPassword)
-	authorizer := s.tn.node.broker.Authorization.Authorizer
+	createBindings(t, s.kafka(t, "admin", saslAdminPassword), s.tn.node, bindings...)
+}
+
+// createBindings creates bindings with CreateAcls through franz-go's kmsg,
+// which takes any resource type (kadm names only Kafka's), and waits until
+// node's authorizer holds them.
+func createBindings(t *testing.T, admin *kgo.Client, node *Node, bindings ...authz.Binding) {
+	t.Helper()
+	authorizer := node.broker.Authorization.Authorizer
 	want := authorizer.Index().Len() + len(bindings)
 	req := kmsg.NewPtrCreateACLsRequest()
 	for _, b := range bindings {

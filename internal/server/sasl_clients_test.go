@@ -139,7 +139,7 @@ func TestSASLSaramaAndKafkaGo(t *testing.T) {
 func TestSASLPythonClients(t *testing.T) {
 	python := "/usr/bin/python3"
 	if err := exec.Command(python, "-c", "import confluent_kafka, kafka").Run(); err != nil {
-		t.Skip("confluent-kafka-python or kafka-python not installed (compat/run.sh installs them)")
+		t.Skip("confluent-kafka-python or kafka-python not installed (.ci/run installs them)")
 	}
 	sn := startSASLNode(t)
 	admin := sn.client(t, scram.Auth{User: "admin", Pass: saslAdminPassword}.AsSha512Mechanism())
