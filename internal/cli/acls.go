@@ -271,13 +271,11 @@ with exactly that name.`,
 					filters = append(filters, all)
 				}
 			}
-			client, err := opts.newClient()
+			client, ctx, done, err := opts.clientSession(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer client.Close()
-			ctx, cancel := opts.requestContext(cmd.Context())
-			defer cancel()
+			defer done()
 			var listed []describedACL
 			for _, filter := range filters {
 				req := kmsg.NewPtrDescribeACLsRequest()
@@ -332,13 +330,11 @@ producer or consumer of the topics needs instead of --operation.`,
 			if err != nil {
 				return err
 			}
-			client, err := opts.newClient()
+			client, ctx, done, err := opts.clientSession(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer client.Close()
-			ctx, cancel := opts.requestContext(cmd.Context())
-			defer cancel()
+			defer done()
 			req := kmsg.NewPtrCreateACLsRequest()
 			for _, b := range bindings {
 				c := kmsg.NewCreateACLsRequestCreation()
@@ -438,13 +434,11 @@ kafka-acls --remove does; the deleted ACLs are listed.`,
 			if err != nil {
 				return err
 			}
-			client, err := opts.newClient()
+			client, ctx, done, err := opts.clientSession(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer client.Close()
-			ctx, cancel := opts.requestContext(cmd.Context())
-			defer cancel()
+			defer done()
 			req := kmsg.NewPtrDeleteACLsRequest()
 			for _, filter := range filters {
 				df := kmsg.NewDeleteACLsRequestFilter()

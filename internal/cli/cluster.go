@@ -135,13 +135,11 @@ and observer how far its log is behind.`,
   samsa cluster quorum remove --id 4`,
 		Args: argsNone,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			client, err := opts.newClient()
+			client, ctx, done, err := opts.clientSession(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer client.Close()
-			ctx, cancel := opts.requestContext(cmd.Context())
-			defer cancel()
+			defer done()
 
 			versions, err := kadm.NewClient(client).ApiVersions(ctx)
 			if err != nil {

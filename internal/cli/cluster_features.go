@@ -41,13 +41,11 @@ func newClusterFeaturesUpgradeCommand(opts *globalOptions) *cobra.Command {
 				u.Feature, u.MaxVersionLevel, u.UpgradeType = name, int16(level), 1
 				req.FeatureUpdates = append(req.FeatureUpdates, u)
 			}
-			client, err := opts.newClient()
+			client, ctx, done, err := opts.clientSession(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer client.Close()
-			ctx, cancel := opts.requestContext(cmd.Context())
-			defer cancel()
+			defer done()
 			resp, err := req.RequestWith(ctx, client)
 			if err != nil {
 				return err

@@ -101,13 +101,11 @@ down once the change commits. The cluster must run kraft.version 1.`,
 // sendVoterChange sends req to the cluster (a broker forwards it to the
 // active controller) and reports the outcome.
 func sendVoterChange(cmd *cobra.Command, opts *globalOptions, req kmsg.Request, result func(kmsg.Response) (int16, *string), done string) error {
-	client, err := opts.newClient()
+	client, ctx, release, err := opts.clientSession(cmd.Context())
 	if err != nil {
 		return err
 	}
-	defer client.Close()
-	ctx, cancel := opts.requestContext(cmd.Context())
-	defer cancel()
+	defer release()
 	resp, err := client.Request(ctx, req)
 	if err != nil {
 		return err

@@ -165,6 +165,17 @@ func (o *globalOptions) adminSession(parent context.Context) (*kadm.Client, cont
 	return admin, ctx, func() { cancel(); admin.Close() }, nil
 }
 
+// clientSession opens a client and a context bounded by --timeout for one
+// command; done releases both.
+func (o *globalOptions) clientSession(parent context.Context) (*kgo.Client, context.Context, func(), error) {
+	client, err := o.newClient()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ctx, cancel := o.requestContext(parent)
+	return client, ctx, func() { cancel(); client.Close() }, nil
+}
+
 // requestContext bounds one admin operation by --timeout.
 func (o *globalOptions) requestContext(parent context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(parent, o.requestTimeout)
