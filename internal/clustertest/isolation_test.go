@@ -27,7 +27,7 @@ type quorumView struct {
 
 // describeQuorum asks cl's seed node for its view of the metadata quorum.
 func describeQuorum(ctx context.Context, cl *kgo.Client) (quorumView, error) {
-	p, err := quorumPartition(ctx, cl)
+	p, err := quorumPartition(ctx, cl.SeedBrokers()[0])
 	if err != nil {
 		return quorumView{}, err
 	}

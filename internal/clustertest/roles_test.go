@@ -25,12 +25,12 @@ func describeQuorumAt(ctx context.Context, addr string) (*kmsg.DescribeQuorumRes
 		return nil, err
 	}
 	defer cl.Close()
-	return quorumPartition(ctx, cl)
+	return quorumPartition(ctx, cl.SeedBrokers()[0])
 }
 
-// quorumPartition asks cl's seed broker for DescribeQuorum and returns the
-// metadata partition's state.
-func quorumPartition(ctx context.Context, cl *kgo.Client) (*kmsg.DescribeQuorumResponseTopicPartition, error) {
+// quorumPartition asks r (a client, or one of its brokers) for
+// DescribeQuorum and returns the metadata partition's state.
+func quorumPartition(ctx context.Context, r kmsg.Requestor) (*kmsg.DescribeQuorumResponseTopicPartition, error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	req := kmsg.NewPtrDescribeQuorumRequest()
@@ -38,7 +38,7 @@ func quorumPartition(ctx context.Context, cl *kgo.Client) (*kmsg.DescribeQuorumR
 	rt.Topic = "__cluster_metadata"
 	rt.Partitions = append(rt.Partitions, kmsg.NewDescribeQuorumRequestTopicPartition())
 	req.Topics = append(req.Topics, rt)
-	resp, err := req.RequestWith(ctx, cl.SeedBrokers()[0])
+	resp, err := req.RequestWith(ctx, r)
 	if err != nil {
 		return nil, err
 	}

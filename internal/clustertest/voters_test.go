@@ -228,22 +228,8 @@ func deref(s *string) string {
 
 // describeVoters returns the leader and voter ids DescribeQuorum reports.
 func describeVoters(cl *kgo.Client) (leader int32, voters []int32, err error) {
-	req := kmsg.NewPtrDescribeQuorumRequest()
-	topic := kmsg.NewDescribeQuorumRequestTopic()
-	topic.Topic = "__cluster_metadata"
-	topic.Partitions = []kmsg.DescribeQuorumRequestTopicPartition{kmsg.NewDescribeQuorumRequestTopicPartition()}
-	req.Topics = append(req.Topics, topic)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	resp, err := req.RequestWith(ctx, cl)
+	p, err := quorumPartition(context.Background(), cl)
 	if err != nil {
-		return -1, nil, err
-	}
-	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
-		return -1, nil, fmt.Errorf("DescribeQuorum answered %d topics", len(resp.Topics))
-	}
-	p := resp.Topics[0].Partitions[0]
-	if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
 		return -1, nil, err
 	}
 	for _, v := range p.CurrentVoters {
@@ -302,24 +288,13 @@ func killLeaderDuring(t *testing.T, cl *kgo.Client, nodes map[int32]*Node, midwa
 // observer (a learner being caught up by AddRaftVoter).
 func observerListed(cl *kgo.Client, id int32) func() error {
 	return func() error {
-		req := kmsg.NewPtrDescribeQuorumRequest()
-		topic := kmsg.NewDescribeQuorumRequestTopic()
-		topic.Topic = "__cluster_metadata"
-		topic.Partitions = []kmsg.DescribeQuorumRequestTopicPartition{kmsg.NewDescribeQuorumRequestTopicPartition()}
-		req.Topics = append(req.Topics, topic)
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		resp, err := req.RequestWith(ctx, cl)
+		p, err := quorumPartition(context.Background(), cl)
 		if err != nil {
 			return err
 		}
-		for _, tp := range resp.Topics {
-			for _, p := range tp.Partitions {
-				for _, o := range append(p.Observers, p.CurrentVoters...) {
-					if o.ReplicaID == id {
-						return nil
-					}
-				}
+		for _, o := range append(p.Observers, p.CurrentVoters...) {
+			if o.ReplicaID == id {
+				return nil
 			}
 		}
 		return fmt.Errorf("node %d is not listed yet", id)
