@@ -193,17 +193,7 @@ type lostMapping struct {
 // by a bug, not put back), so it is not unmapped while there is room.
 func recycleLostMapping(lost lostMapping) {
 	releaseFrameBufferPages(lost.bytes)
-	buffer := newMappedFrameBuffer(lost.bytes, lost.class)
-	pool := &frameBufferPools[lost.class]
-	pool.mu.Lock()
-	if len(pool.mu.released) < frameBuffersReleasedPerClassMax {
-		pool.mu.released = append(pool.mu.released, buffer)
-		buffer = nil
-	}
-	pool.mu.Unlock()
-	if buffer != nil {
-		discardFrameBuffer(buffer)
-	}
+	keepReleased(newMappedFrameBuffer(lost.bytes, lost.class))
 }
 
 // putFrameBuffer returns a buffer to its pool. Nothing may read or write it
@@ -293,14 +283,20 @@ func trimFrameBuffer(buffer *frameBuffer) {
 		return // to the garbage collector
 	}
 	releaseFrameBufferPages(buffer.bytes)
+	keepReleased(buffer)
+}
+
+// keepReleased keeps a mapped buffer whose pages were given back on its
+// class's released list, or unmaps it when the list is full.
+func keepReleased(buffer *frameBuffer) {
 	pool := &frameBufferPools[buffer.class]
 	pool.mu.Lock()
-	if len(pool.mu.released) < frameBuffersReleasedPerClassMax {
+	kept := len(pool.mu.released) < frameBuffersReleasedPerClassMax
+	if kept {
 		pool.mu.released = append(pool.mu.released, buffer)
-		buffer = nil
 	}
 	pool.mu.Unlock()
-	if buffer != nil {
+	if !kept {
 		discardFrameBuffer(buffer)
 	}
 }
