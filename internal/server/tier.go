@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/samsa-streaming/samsa/internal/blob"
+	"github.com/samsa-streaming/samsa/internal/config"
 	"github.com/samsa-streaming/samsa/internal/log"
 	"github.com/samsa-streaming/samsa/internal/metadata"
 	"github.com/samsa-streaming/samsa/internal/metrics"
@@ -16,6 +17,19 @@ import (
 	"github.com/samsa-streaming/samsa/internal/tier"
 	"github.com/samsa-streaming/samsa/internal/vfs"
 )
+
+// openTierStore opens the bucket of the tiered-storage keys and its store,
+// whose calls retry as remote.log.manager.task.retry.backoff.* says; the
+// caller closes the bucket.
+func openTierStore(ctx context.Context, cfg config.TierConfig) (blob.Bucket, *tier.Store, error) {
+	bucket, err := blob.Open(ctx, cfg.BucketURL)
+	if err != nil {
+		return nil, nil, err
+	}
+	retrying := blob.Retrying(bucket, blob.RetryPolicy{Attempts: 5,
+		BackoffMs: cfg.TaskRetryBackoffMs, BackoffMaxMs: cfg.TaskRetryBackoffMaxMs})
+	return bucket, tier.NewStore(tier.StoreConfig{Bucket: retrying, Prefix: cfg.BucketPrefix}), nil
+}
 
 // startTier starts the remote log manager when remote.log.storage.system.enable
 // is on; with it off nothing is opened and no goroutine runs, so produce and
@@ -37,13 +51,10 @@ func (n *Node) startTier(ctx context.Context, fsys vfs.FS) error {
 	if !cfg.RemoteLogStorageSystemEnable {
 		return nil
 	}
-	bucket, err := blob.Open(ctx, cfg.BucketURL)
+	bucket, store, err := openTierStore(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	retrying := blob.Retrying(bucket, blob.RetryPolicy{Attempts: 5,
-		BackoffMs: cfg.TaskRetryBackoffMs, BackoffMaxMs: cfg.TaskRetryBackoffMaxMs})
-	store := tier.NewStore(tier.StoreConfig{Bucket: retrying, Prefix: cfg.BucketPrefix})
 	manager := tier.NewManager(tier.ManagerConfig{Store: store, BrokerID: n.broker.StaticConfig.NodeID,
 		CopierThreads: int(cfg.CopierThreadPoolSize), OrphanGraceMs: 10 * cfg.TaskIntervalMs, CopyMaxBytesPerSecond: cfg.CopyMaxBytesPerSecond,
 		KeepUnreferenced: cfg.RestoreEnable})

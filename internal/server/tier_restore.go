@@ -26,13 +26,10 @@ func (n *Node) startRestore(ctx context.Context) error {
 	if !cfg.RestoreEnable {
 		return nil
 	}
-	bucket, err := blob.Open(ctx, cfg.BucketURL)
+	bucket, store, err := openTierStore(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	retrying := blob.Retrying(bucket, blob.RetryPolicy{Attempts: 5,
-		BackoffMs: cfg.TaskRetryBackoffMs, BackoffMaxMs: cfg.TaskRetryBackoffMaxMs})
-	store := tier.NewStore(tier.StoreConfig{Bucket: retrying, Prefix: cfg.BucketPrefix})
 	n.tier.restore = store
 	logger := n.logger.With("component", "tier-restore")
 	logger.Info("restoring tiered topics from the bucket", "bucket", blob.Redact(cfg.BucketURL))
