@@ -114,28 +114,33 @@ func TestReassignmentThrottle(t *testing.T) {
 		}
 		return nil
 	})
-	configs, err := adm.DescribeTopicConfigs(ctx, topic)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, rc := range configs {
-		for _, cfg := range rc.Configs {
-			if strings.HasSuffix(cfg.Key, ".replication.throttled.replicas") && cfg.MaybeValue() != "" {
-				t.Fatalf("%s=%q left after --verify", cfg.Key, cfg.MaybeValue())
+	// Each broker answers DescribeConfigs from its own metadata image, so
+	// the removal reaches every one of them shortly after --verify.
+	WaitFor(t, 30*time.Second, func() error {
+		configs, err := adm.DescribeTopicConfigs(ctx, topic)
+		if err != nil {
+			return err
+		}
+		for _, rc := range configs {
+			for _, cfg := range rc.Configs {
+				if strings.HasSuffix(cfg.Key, ".replication.throttled.replicas") && cfg.MaybeValue() != "" {
+					return fmt.Errorf("%s=%q left after --verify", cfg.Key, cfg.MaybeValue())
+				}
 			}
 		}
-	}
-	brokers, err := adm.DescribeBrokerConfigs(ctx, 1, 2, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, rc := range brokers {
-		for _, cfg := range rc.Configs {
-			if strings.HasSuffix(cfg.Key, ".replication.throttled.rate") && cfg.MaybeValue() != "9223372036854775807" {
-				t.Fatalf("broker %s: %s=%q left after --verify", rc.Name, cfg.Key, cfg.MaybeValue())
+		brokers, err := adm.DescribeBrokerConfigs(ctx, 1, 2, 3)
+		if err != nil {
+			return err
+		}
+		for _, rc := range brokers {
+			for _, cfg := range rc.Configs {
+				if strings.HasSuffix(cfg.Key, ".replication.throttled.rate") && cfg.MaybeValue() != "9223372036854775807" {
+					return fmt.Errorf("broker %s: %s=%q left after --verify", rc.Name, cfg.Key, cfg.MaybeValue())
+				}
 			}
 		}
-	}
+		return nil
+	})
 }
 
 // replicaSize is the size of partition 0 of topic on broker, from
