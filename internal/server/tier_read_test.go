@@ -121,6 +121,12 @@ func consumeTiered(t *testing.T, tn *testNode, topic string, n int, opts ...kgo.
 // timestamp, found in the remote tier).
 func kcatConsumeTiered(t *testing.T, tn *testNode, topic string, n int) {
 	t.Helper()
+	kcatConsumeTieredPartition(t, tn, topic, 0, n)
+}
+
+// kcatConsumeTieredPartition is kcatConsumeTiered for one partition.
+func kcatConsumeTieredPartition(t *testing.T, tn *testNode, topic string, partition int32, n int) {
+	t.Helper()
 	kcat, err := exec.LookPath("kcat")
 	if err != nil {
 		if os.Getenv("SAMSA_REQUIRE_KCAT") != "" {
@@ -131,7 +137,7 @@ func kcatConsumeTiered(t *testing.T, tn *testNode, topic string, n int) {
 	}
 	ctx, cancel := context.WithTimeout(testContext(t), 60*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, kcat, "-C", "-b", tn.addr(), "-t", topic, "-p", "0", "-o", "beginning", "-e", "-q",
+	out, err := exec.CommandContext(ctx, kcat, "-C", "-b", tn.addr(), "-t", topic, "-p", strconv.Itoa(int(partition)), "-o", "beginning", "-e", "-q",
 		"-X", "isolation.level=read_committed", "-f", "%o %k\\n").CombinedOutput()
 	if err != nil {
 		t.Fatalf("kcat consume: %v\n%s", err, out)
@@ -145,7 +151,7 @@ func kcatConsumeTiered(t *testing.T, tn *testNode, topic string, n int) {
 			t.Fatalf("kcat record %d: %q", i, line)
 		}
 	}
-	query := fmt.Sprintf("%s:0:%d", topic, recordTime(1).UnixMilli())
+	query := fmt.Sprintf("%s:%d:%d", topic, partition, recordTime(1).UnixMilli())
 	out, err = exec.CommandContext(ctx, kcat, "-Q", "-b", tn.addr(), "-t", query).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "offset 1") {
 		t.Fatalf("kcat -Q %s: %v\n%s", query, err, out)
