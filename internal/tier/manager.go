@@ -276,7 +276,7 @@ func (m *Manager) copy(ctx context.Context, task Task, result *TaskResult) error
 		}
 		m.copyQuota.Record(m.cfg.Now(), copied.SegmentSizeBytes)
 		result.Copied = append(result.Copied, copied)
-		result.View.Segments = append(result.View.Segments, copied)
+		result.View.appendCopied(copied)
 		result.CopiedOffset = copied.EndOffset
 	}
 	return nil

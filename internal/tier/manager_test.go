@@ -246,3 +246,49 @@ func TestManagerCopyQuota(t *testing.T) {
 		t.Fatalf("unbounded: throttled %v, %v", result.CopyThrottled, err)
 	}
 }
+
+// TestNewLeaderSegmentsRolledElsewhereKeepOldUploads: the old leader
+// (epoch 0) copied its segment [0, 29]; the new leader (epoch 1 from
+// offset 60) rolled at 20, so its closed segments are [0, 19] and
+// [20, 79]. It copies [20, 79], which starts inside the old upload, and
+// the old upload must go on serving [0, 19] on every later run: nothing
+// is collected, and the remote tier has every offset from 0.
+func TestNewLeaderSegmentsRolledElsewhereKeepOldUploads(t *testing.T) {
+	ctx := context.Background()
+	for name, bucket := range testBuckets(t) {
+		t.Run(name, func(t *testing.T) {
+			store := NewStore(StoreConfig{Bucket: bucket})
+			settings := TopicSettings{RetentionMs: -1, RetentionBytes: -1}
+
+			old := newTestLog(t)
+			appendSegment(t, old, 30, 1000, true)
+			appendSegment(t, old, 5, 1000, false)
+			oldManager := NewManager(ManagerConfig{Store: store, BrokerID: 1, OrphanGraceMs: 60_000})
+			r, err := oldManager.Run(ctx, Task{Partition: testPartition, Log: logAdapter{old}, LeaderEpoch: 0, Settings: settings})
+			if err != nil || r.CopiedOffset != 29 {
+				t.Fatalf("old leader copied to %d, %v", r.CopiedOffset, err)
+			}
+
+			successor := newTestLog(t)
+			appendSegment(t, successor, 20, 1000, true)
+			appendSegmentAtEpoch(t, successor, 40, 1000, false, 0)
+			appendSegmentAtEpoch(t, successor, 20, 1000, true, 1)
+			appendSegmentAtEpoch(t, successor, 5, 1000, false, 1)
+			manager := NewManager(ManagerConfig{Store: store, BrokerID: 2, OrphanGraceMs: 60_000})
+			task := Task{Partition: testPartition, Log: logAdapter{successor}, LeaderEpoch: 1, Settings: settings}
+			for run := range 3 {
+				r, err := manager.Run(ctx, task)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r.Collected != 0 || r.View.StartOffset() != 0 || r.View.EndOffset() != 79 || len(r.View.Segments) != 2 ||
+					r.View.Segments[0].EndOffset != 19 || r.View.Segments[1].BaseOffset != 20 {
+					t.Fatalf("run %d: collected %d, view %+v", run, r.Collected, r.View.Segments)
+				}
+				if run == 0 && len(r.Copied) != 1 {
+					t.Fatalf("first run copied %d segments", len(r.Copied))
+				}
+			}
+		})
+	}
+}

@@ -19,7 +19,11 @@ type LocalSegmentInfo struct {
 // listing by BuildView.
 //
 // Invariant: Segments are finished, not being deleted, within the lineage
-// of the epochs BuildView was given, ascending and not overlapping.
+// of the epochs BuildView was given, ascending and not overlapping. A
+// segment's EndOffset may be below its upload's, where a later upload
+// serves the rest of its offsets; its object holds them all, so a read may
+// return batches past EndOffset, which equal the later upload's (both
+// were copied below the high watermark).
 type RemoteView struct {
 	Segments []SegmentMetadata
 	// Unreferenced are finished uploads no reader may use: outside the
@@ -29,6 +33,21 @@ type RemoteView struct {
 	// mid-upload), and Deleting are deletions to finish.
 	Orphans  []Upload
 	Deleting []Upload
+}
+
+// appendCopied adds a segment this leader has just uploaded, which ends
+// past every served segment: segments it overlaps serve only the offsets
+// before it, as BuildView would decide on the next listing.
+func (v *RemoteView) appendCopied(m SegmentMetadata) {
+	segments := make([]SegmentMetadata, 0, len(v.Segments)+1)
+	for _, s := range v.Segments {
+		if s.BaseOffset >= m.BaseOffset {
+			continue // covered: unreferenced on the next listing
+		}
+		s.EndOffset = min(s.EndOffset, m.BaseOffset-1)
+		segments = append(segments, s)
+	}
+	v.Segments = append(segments, m)
 }
 
 // StartOffset is the first offset of the remote tier, or -1 when it is
@@ -93,20 +112,30 @@ func BuildView(uploads []Upload, epochs []EpochEntry) RemoteView {
 		}
 		return a.EventTimestampMs > b.EventTimestampMs
 	})
+	// A losing upload still serves the offsets before the first winner it
+	// overlaps: a leader copies a closed segment that ends past the remote
+	// end even when it starts inside it (its segments rolled elsewhere
+	// than the old leader's), and the offsets before that segment are
+	// served only by the older upload. Only an upload whose first offset
+	// is covered is unreferenced, as Kafka keeps a segment while an epoch's
+	// offsets still map to it.
 	var chosen []SegmentMetadata
 	for _, u := range candidates {
-		overlaps := false
+		m, served := u.Metadata, true
 		for _, c := range chosen {
-			if u.Metadata.BaseOffset <= c.EndOffset && c.BaseOffset <= u.Metadata.EndOffset {
-				overlaps = true
-				break
+			if m.BaseOffset <= c.EndOffset && c.BaseOffset <= m.EndOffset {
+				if c.BaseOffset <= m.BaseOffset {
+					served = false
+					break
+				}
+				m.EndOffset = c.BaseOffset - 1
 			}
 		}
-		if overlaps {
+		if !served {
 			v.Unreferenced = append(v.Unreferenced, u)
 			continue
 		}
-		chosen = append(chosen, u.Metadata)
+		chosen = append(chosen, m)
 	}
 	sort.Slice(chosen, func(i, j int) bool { return chosen[i].BaseOffset < chosen[j].BaseOffset })
 	v.Segments = chosen

@@ -50,6 +50,56 @@ func TestBuildViewFencesDeposedLeaders(t *testing.T) {
 	}
 }
 
+// TestBuildViewKeepsWhatOnlyALosingUploadServes: the old leader (epoch 0)
+// copied [0, 29]; the new leader's segments rolled elsewhere, so it
+// copied [20, 79], which starts inside the old upload. The old upload
+// still serves [0, 19], on the next listing and in the copying task's own
+// view; only an upload whose first offset a winner covers is
+// unreferenced.
+func TestBuildViewKeepsWhatOnlyALosingUploadServes(t *testing.T) {
+	cache := []EpochEntry{{0, 0}, {1, 60}}
+	old := upload(0, 29, 0, 10, EpochEntry{0, 0})
+	newer := upload(20, 79, 1, 20, EpochEntry{0, 20}, EpochEntry{1, 60})
+	view := BuildView([]Upload{old, newer}, cache)
+	type span struct{ base, end int64 }
+	spans := func(segments []SegmentMetadata) []span {
+		var out []span
+		for _, s := range segments {
+			out = append(out, span{s.BaseOffset, s.EndOffset})
+		}
+		return out
+	}
+	want := []span{{0, 19}, {20, 79}}
+	if got := spans(view.Segments); !reflect.DeepEqual(got, want) || len(view.Unreferenced) != 0 {
+		t.Fatalf("served %v, unreferenced %d; want %v and none", got, len(view.Unreferenced), want)
+	}
+	if m, ok := view.Find(10); !ok || m.EndOffset != 19 || m.LeaderEpoch != 0 {
+		t.Fatalf("offset 10 from %+v, %v", m, ok)
+	}
+	if m, ok := view.Find(25); !ok || m.LeaderEpoch != 1 {
+		t.Fatalf("offset 25 from %+v, %v", m, ok)
+	}
+
+	// The task that copied [20, 79] sees the same.
+	task := BuildView([]Upload{old}, cache)
+	task.appendCopied(newer.Metadata)
+	if got := spans(task.Segments); !reflect.DeepEqual(got, want) {
+		t.Fatalf("task view %v, want %v", got, want)
+	}
+
+	// An upload of the same first offset is covered whole.
+	covering := upload(0, 79, 1, 30, EpochEntry{0, 0}, EpochEntry{1, 60})
+	view = BuildView([]Upload{old, newer, covering}, cache)
+	if got := spans(view.Segments); !reflect.DeepEqual(got, []span{{0, 79}}) || len(view.Unreferenced) != 2 {
+		t.Fatalf("served %v, unreferenced %d; want [0, 79] and 2", got, len(view.Unreferenced))
+	}
+	task = BuildView([]Upload{old, newer}, cache)
+	task.appendCopied(covering.Metadata)
+	if got := spans(task.Segments); !reflect.DeepEqual(got, []span{{0, 79}}) {
+		t.Fatalf("task view %v", got)
+	}
+}
+
 func TestSegmentsToCopyStopsAtTheLastStableOffset(t *testing.T) {
 	local := []LocalSegmentInfo{{0, 99, 100, 0}, {100, 199, 100, 0}, {200, 299, 100, 0}}
 	if got := SegmentsToCopy(local, 250, -1); len(got) != 2 {
