@@ -135,5 +135,9 @@
 // with the current leader's epoch cache up to its end offset; a deposed
 // leader's upload whose epochs the new leader's log never had is outside
 // the lineage, never served, and deleted by retention. Of two finished
-// uploads of overlapping offsets, the one of the higher leader epoch wins.
+// uploads of overlapping offsets, the one of the higher leader epoch wins
+// the offsets they share; the other still serves the offsets before the
+// winner's first (a new leader's segments may roll at other offsets than
+// the old leader's), and is deleted only when a winner covers its first
+// offset.
 package tier
