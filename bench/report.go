@@ -194,6 +194,9 @@ func (rep *report) table() string {
 
 // write rewrites RESULTS.md and results.png in dir.
 func (rep *report) write(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
 	if err := os.WriteFile(filepath.Join(dir, "results.png"), rep.plot(), 0o644); err != nil {
 		return err
 	}
