@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -25,6 +26,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-streaming/samsa/internal/netport"
 )
 
 var (
@@ -60,12 +63,11 @@ func Binary(t testing.TB) string {
 // FreePort returns a loopback port that was free a moment ago.
 func FreePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := netport.Free()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return port
 }
 
 // Node is one samsa server process.
@@ -144,10 +146,8 @@ func (n *Node) Start() {
 	n.cmd, n.done = cmd, done
 	n.mu.Unlock()
 	WaitFor(n.t, 30*time.Second, func() error {
-		select {
-		case <-done:
-			return errStopWaiting{fmt.Errorf("node exited during start:\n%s", n.Log())}
-		default:
+		if err := n.exited(); err != nil {
+			return err
 		}
 		c, err := net.DialTimeout("tcp", n.Addr(), time.Second)
 		if err != nil {
@@ -156,6 +156,19 @@ func (n *Node) Start() {
 		c.Close()
 		return nil
 	})
+}
+
+// exited stops a WaitFor with the node's log once its process has exited.
+func (n *Node) exited() error {
+	n.mu.Lock()
+	done := n.done
+	n.mu.Unlock()
+	select {
+	case <-done:
+		return errStopWaiting{fmt.Errorf("node %s exited:\n%s", n.Addr(), n.Log())}
+	default:
+		return nil
+	}
 }
 
 // Kill sends SIGKILL and waits for the process to exit: a crash.
@@ -412,13 +425,22 @@ func startDedicatedCluster(t testing.TB, c *Cluster, controllers, brokers int, o
 	return c
 }
 
-// waitForBrokers waits until every broker serves and knows n brokers.
+// waitForBrokers waits until every broker serves and knows n brokers, and
+// logs the nodes' warnings when they do not.
 func (c *Cluster) waitForBrokers(t testing.TB, n int) {
 	t.Helper()
+	defer func() {
+		if t.Failed() {
+			logNodeWarnings(t, c)
+		}
+	}()
 	// A node's port accepts connections before the node has registered;
 	// the cluster is ready once every node serves and knows all the others.
 	for _, node := range c.Nodes {
 		WaitFor(t, 60*time.Second, func() error {
+			if err := node.exited(); err != nil {
+				return err
+			}
 			brokers, err := brokerCount(node.Addr(), c.ClientOpts...)
 			if err != nil {
 				return err
@@ -454,4 +476,28 @@ func (c *Cluster) Addrs() []string {
 		out[i] = n.Addr()
 	}
 	return out
+}
+
+// logNodeWarnings logs the distinct warnings and errors the nodes printed,
+// to explain failed deliveries.
+func logNodeWarnings(t testing.TB, c *Cluster) {
+	for i, n := range c.Nodes {
+		seen := map[string]int{}
+		n.LogLines(func(line string) {
+			if !strings.Contains(line, "WARN") && !strings.Contains(line, "ERROR") {
+				return
+			}
+			key := line
+			if j := strings.Index(line, "msg="); j >= 0 {
+				key = line[j:]
+				if len(key) > 160 {
+					key = key[:160]
+				}
+			}
+			seen[key]++
+		})
+		for k, v := range seen {
+			t.Logf("node %d: %d x %s", i+1, v, k)
+		}
+	}
 }

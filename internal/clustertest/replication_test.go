@@ -490,27 +490,3 @@ func verifyAcknowledged(t *testing.T, c *Cluster, topic string, acked []map[stri
 
 // pause waits d: a fault's down time, not a wait for a condition.
 func pause(d time.Duration) { <-time.After(d) }
-
-// logNodeWarnings logs the distinct warnings and errors the nodes printed,
-// to explain failed deliveries.
-func logNodeWarnings(t *testing.T, c *Cluster) {
-	for i, n := range c.Nodes {
-		seen := map[string]int{}
-		n.LogLines(func(line string) {
-			if !strings.Contains(line, "WARN") && !strings.Contains(line, "ERROR") {
-				return
-			}
-			key := line
-			if j := strings.Index(line, "msg="); j >= 0 {
-				key = line[j:]
-				if len(key) > 160 {
-					key = key[:160]
-				}
-			}
-			seen[key]++
-		})
-		for k, v := range seen {
-			t.Logf("node %d: %d x %s", i+1, v, k)
-		}
-	}
-}

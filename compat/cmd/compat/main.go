@@ -32,6 +32,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/samsa-streaming/samsa/internal/netport"
 )
 
 var scenarios = []string{"metadata", "produce", "consume", "groups", "transactions", "admin", "errors", "scram-ssl", "plain-ssl", "mtls", "oauth"}
@@ -603,14 +605,7 @@ func goBuild(out, pkg string) error {
 	return nil
 }
 
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
+func freePort() (int, error) { return netport.Free() }
 
 func renderText(m map[string]map[string]cell, cls, scs map[string]bool) string {
 	header := []string{"client"}

@@ -5,13 +5,14 @@ package blobtest
 
 import (
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/samsa-streaming/samsa/internal/netport"
 )
 
 // Moto is a running moto_server.
@@ -54,12 +55,11 @@ func StartMoto(t testing.TB) *Moto {
 }
 
 func freePort(t testing.TB) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := netport.Free()
 	if err != nil {
-		t.Fatalf("free port: %v", err)
+		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return port
 }
 
 func (m *Moto) start(path string) {
