@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -10,7 +11,6 @@ import (
 
 	"github.com/samsa-streaming/samsa/internal/controller"
 	"github.com/samsa-streaming/samsa/internal/metadata"
-	"github.com/samsa-streaming/samsa/internal/network"
 )
 
 // forwardTimeoutMs bounds one request forwarded to the active controller
@@ -44,8 +44,7 @@ func (b *Broker) isActiveController() bool { return b.activeControllerID() == b.
 
 // forwarded answers a metadata-changing request by forwarding it to the
 // active controller, as Kafka brokers do, when this node is not it. It
-// reports whether it did; the answer is sent later. A controller that cannot
-// be reached closes the connection, so the client retries elsewhere.
+// reports whether it did; the answer is sent later (forwardThen).
 func (b *Broker) forwarded(c *call, req kmsg.Request) bool {
 	if !b.forwards(c) {
 		return false
@@ -61,10 +60,7 @@ func (b *Broker) forwards(c *call) bool {
 	return !b.isActiveController() && b.ForwardToController != nil && !c.enveloped
 }
 
-// forward sends req to the active controller and relays the answer. A
-// request with a timeout_ms is bounded by it (timeout.go): it waits for an
-// active controller until its deadline and for the answer a grace period
-// longer, and answers REQUEST_TIMED_OUT per item when either passes.
+// forward sends req to the active controller and relays the answer.
 func (b *Broker) forward(c *call, req kmsg.Request) { b.forwardThen(c, req, c.reply) }
 
 // forwardThen is forward with the controller's answer handed to answer,
@@ -72,11 +68,17 @@ func (b *Broker) forward(c *call, req kmsg.Request) { b.forwardThen(c, req, c.re
 // decided here) merges the two. The request travels in an Envelope with
 // the client's principal and address (58_envelope.go), so the controller
 // authorizes it as the client.
+//
+// As Kafka's ForwardingManager, the broker keeps trying while no controller
+// is known or it cannot be reached, and answers every item of the request
+// REQUEST_TIMED_OUT once the request's time is up: request.timeout.ms's
+// default, or for a request with a timeout_ms (timeout.go) that timeout to
+// find a controller and a grace period longer for its answer. A controller
+// that refuses the Envelope itself gets the client UNKNOWN_SERVER_ERROR.
 func (b *Broker) forwardThen(c *call, req kmsg.Request, answer func(kmsg.Response)) {
 	go func() {
 		wait := forwardTimeoutMs * time.Millisecond
-		timeoutMs, timed := controllerTimeoutMs(req)
-		if timed {
+		if timeoutMs, timed := controllerTimeoutMs(req); timed {
 			deadline, cancel := requestContext(timeoutMs)
 			defer cancel()
 			if !b.awaitController(deadline) {
@@ -87,26 +89,40 @@ func (b *Broker) forwardThen(c *call, req kmsg.Request, answer func(kmsg.Respons
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), wait)
 		defer cancel()
-		resp, err := b.forwardEnvelope(ctx, c, req, c.version)
-		if err != nil {
-			if timed && ctx.Err() != nil {
-				c.reply(timedOutResponse(req, c.version))
-				return
-			}
-			if errors.Is(err, errEnvelope) {
-				b.Logger.Warn("the active controller refused a forwarded request", "api", kmsg.NameForKey(req.Key()), "err", err)
-				if failed := errorResponse(req, c.version, kerr.UnknownServerError.Code, kerr.UnknownServerError.Message); failed != nil {
-					c.reply(failed)
-					return
-				}
-			}
-			b.Logger.Warn("forwarding to the active controller failed", "api", kmsg.NameForKey(req.Key()), "err", err)
-			c.req.Respond(network.Response{None: true, Close: true})
-			return
+		resp, err := b.forwardRetrying(ctx, c, req)
+		switch {
+		case err == nil:
+			answer(resp)
+		case errors.Is(err, errEnvelope):
+			b.Logger.Warn("the active controller refused a forwarded request", "api", kmsg.NameForKey(req.Key()), "err", err)
+			c.reply(errorResponse(req, c.version, kerr.UnknownServerError.Code, kerr.UnknownServerError.Message))
+		default:
+			b.Logger.Warn("forwarding to the active controller timed out", "api", kmsg.NameForKey(req.Key()), "err", err)
+			c.reply(timedOutResponse(req, c.version))
 		}
-		answer(resp)
 	}()
 }
+
+// forwardRetrying forwards req until the controller answers or refuses the
+// Envelope, retrying every controllerRetryBackoff while none is known or
+// reachable, until ctx ends (with the last failure).
+func (b *Broker) forwardRetrying(ctx context.Context, c *call, req kmsg.Request) (kmsg.Response, error) {
+	for {
+		resp, err := b.forwardEnvelope(ctx, c, req, c.version)
+		if err == nil || errors.Is(err, errEnvelope) {
+			return resp, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w (last: %v)", ctx.Err(), err)
+		case <-time.After(controllerRetryBackoff):
+		}
+	}
+}
+
+// controllerRetryBackoff is how long a forwarding broker waits before it
+// tries an unreachable controller again (retry.backoff.ms's default).
+const controllerRetryBackoff = 100 * time.Millisecond
 
 // controllerPollInterval is how often a forwarding broker looks for an
 // active controller while none is known.

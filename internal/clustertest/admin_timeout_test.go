@@ -180,10 +180,23 @@ func TestCreateTopicsHonoursTimeoutMs(t *testing.T) {
 		t.Fatalf("answered after %v: the request's timeout_ms did not bound the wait for a controller", took)
 	}
 
+	// A request without a timeout_ms sent while no controller is known
+	// waits for one (request.timeout.ms, as Kafka's forwarding does), and
+	// is decided once the voters are back, rather than dropped.
+	untimed := make(chan error, 1)
+	go func() { untimed <- alterTopicConfigOn(ctx, t, lone.Addr(), "marker-1", "retention.ms", "123456") }()
+	time.Sleep(500 * time.Millisecond)
+	if v, err := describeQuorum(ctx, lonely); err != nil || v.leader >= 0 {
+		t.Fatalf("a leader came back too early for the untimed request: %+v, %v", v, err)
+	}
+
 	// The voters come back; once a new write commits everywhere, every node
 	// has applied whatever of the timed-out entry committed.
 	for _, n := range stopped {
 		n.Resume()
+	}
+	if err := <-untimed; err != nil {
+		t.Fatalf("IncrementalAlterConfigs sent while no controller was known: %v", err)
 	}
 	WaitFor(t, 60*time.Second, func() error {
 		return createOnMajority(ctx, c.Addrs(), "marker-3")
@@ -302,4 +315,25 @@ func zeroTimeoutOtherAPIs(ctx context.Context, t *testing.T, addr, topic string)
 		t.Fatalf("node %s: AlterPartitionReassignments timeout_ms=0 answered %+v, want REQUEST_TIMED_OUT", addr, aresp)
 	}
 	t.Logf("node %s: DeleteTopics, CreatePartitions, ElectLeaders and AlterPartitionReassignments with timeout_ms=0 answered REQUEST_TIMED_OUT", addr)
+}
+
+// alterTopicConfigOn sets one config of topic with an IncrementalAlterConfigs
+// sent to the node at addr only (no retries), and reports its error.
+func alterTopicConfigOn(ctx context.Context, t *testing.T, addr, topic, name, value string) error {
+	cl := newClient(t, []string{addr}, kgo.RequestRetries(0))
+	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	res := kmsg.NewIncrementalAlterConfigsRequestResource()
+	res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeTopic, topic
+	cfg := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+	cfg.Name, cfg.Value = name, kmsg.StringPtr(value)
+	res.Configs = append(res.Configs, cfg)
+	req.Resources = append(req.Resources, res)
+	resp, err := req.RequestWith(ctx, cl.SeedBrokers()[0])
+	if err != nil {
+		return err
+	}
+	if len(resp.Resources) != 1 {
+		return fmt.Errorf("%d resources answered, want 1", len(resp.Resources))
+	}
+	return kerr.ErrorForCode(resp.Resources[0].ErrorCode)
 }
