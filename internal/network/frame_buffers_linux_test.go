@@ -1,7 +1,10 @@
 package network
 
 import (
+	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 	"unsafe"
@@ -131,4 +134,62 @@ func TestIdleFrameBufferTrimmedByTimer(t *testing.T) {
 	if got := residentPages(t, buffer.bytes); got != 0 {
 		t.Fatalf("%d pages resident after the timer's trim", got)
 	}
+}
+
+// TestLargeFrameBufferUsesHugePages: a buffer of a huge page or more starts
+// on a huge-page boundary and, where transparent huge pages are enabled for
+// mappings that ask (always or madvise), its first write makes a whole huge
+// page resident, not one 4 KiB page.
+func TestLargeFrameBufferUsesHugePages(t *testing.T) {
+	mapping, err := mapFrameBuffer(3 * hugePageBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unmapFrameBuffer(mapping)
+	if addr := uintptr(unsafe.Pointer(unsafe.SliceData(mapping))); addr%hugePageBytes != 0 {
+		t.Fatalf("mapping at %#x is not huge-page aligned", addr)
+	}
+	if len(mapping) != 3*hugePageBytes {
+		t.Fatalf("mapping of %d bytes, want %d", len(mapping), 3*hugePageBytes)
+	}
+	enabled, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
+	if err != nil || strings.Contains(string(enabled), "[never]") {
+		t.Skipf("transparent huge pages are off here (%q, %v)", enabled, err)
+	}
+	fallbacks := thpFaultFallbacks(t)
+	mapping[hugePageBytes] = 1
+	pages := hugePageBytes / unix.Getpagesize()
+	if got := residentPages(t, mapping[hugePageBytes:2*hugePageBytes]); got != pages {
+		// The kernel falls back to small pages when it has no free huge
+		// page, and counts that; other processes' faults may be counted
+		// too, so a fallback seen skips rather than passes.
+		if thpFaultFallbacks(t) > fallbacks {
+			t.Skipf("one write made %d of %d pages resident: the kernel had no huge page", got, pages)
+		}
+		t.Fatalf("one write made %d of %d pages resident, with no huge-page fallback counted: the mapping did not ask for huge pages", got, pages)
+	}
+	if got := residentPages(t, mapping[:hugePageBytes]); got != 0 {
+		t.Fatalf("%d pages of the untouched first huge page are resident", got)
+	}
+}
+
+// thpFaultFallbacks is the kernel's count of huge-page faults that fell
+// back to small pages (thp_fault_fallback in /proc/vmstat).
+func thpFaultFallbacks(t *testing.T) int64 {
+	t.Helper()
+	vmstat, err := os.ReadFile("/proc/vmstat")
+	if err != nil {
+		t.Skipf("no /proc/vmstat: %v", err)
+	}
+	for _, line := range strings.Split(string(vmstat), "\n") {
+		if rest, ok := strings.CutPrefix(line, "thp_fault_fallback "); ok {
+			n, err := strconv.ParseInt(rest, 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+	}
+	t.Skip("/proc/vmstat has no thp_fault_fallback")
+	return 0
 }

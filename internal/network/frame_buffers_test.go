@@ -74,6 +74,38 @@ func TestFreeFrameBuffersBounded(t *testing.T) {
 	t.Logf("%d bytes of free buffers kept resident", held)
 }
 
+// TestFrameBufferFromLargerClass: a frame whose class has no resident free
+// buffer takes one of a class at most frameBufferClassesUp above, rather
+// than a released buffer whose pages would fault in again, and never one
+// further up.
+func TestFrameBufferFromLargerClass(t *testing.T) {
+	drainFreeFrameBuffers()
+	t.Cleanup(drainFreeFrameBuffers)
+	const size = 6 << 20
+	class := frameBufferClass(size)
+	near := getFrameBuffer(frameBufferClassBytes(class + frameBufferClassesUp))
+	far := getFrameBuffer(frameBufferClassBytes(class + frameBufferClassesUp + 1))
+	putFrameBuffer(far)
+	if got := getFrameBuffer(size); got == far {
+		t.Fatalf("a %d-byte frame took a free buffer %d classes up", size, frameBufferClassesUp+1)
+	} else {
+		putFrameBuffer(got)
+	}
+	drainFreeFrameBuffers()
+	putFrameBuffer(near)
+	got := getFrameBuffer(size)
+	if got != near {
+		t.Fatalf("a %d-byte frame did not take the resident free buffer of %d bytes", size, len(near.bytes))
+	}
+	if len(got.bytes) < size {
+		t.Fatalf("%d-byte buffer for a %d-byte frame", len(got.bytes), size)
+	}
+	putFrameBuffer(got)
+	if resident, _ := freeFrameBuffers(near.class); resident != 1 {
+		t.Fatalf("the borrowed buffer went back to class %d's pool %d times", near.class, resident)
+	}
+}
+
 // freeFrameBuffers counts the free buffers of class: resident, and with
 // their pages given back.
 func freeFrameBuffers(class int) (resident, released int) {
