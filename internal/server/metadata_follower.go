@@ -186,6 +186,12 @@ func (f *metadataFollower) run(ctx context.Context) {
 		err := f.fetchOnce(ctx, voter)
 		if err == nil {
 			f.maybeRefreshVoters(ctx, voter)
+			if leader, _ := f.Leader(); leader < 0 {
+				// The voter answered but knows no leader: it may have
+				// been removed from the quorum, and then it never learns
+				// of one (or of new entries) again. Ask another.
+				next++
+			}
 			continue
 		}
 		if ctx.Err() != nil {
