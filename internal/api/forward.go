@@ -63,9 +63,9 @@ func (b *Broker) forwards(c *call) bool {
 // forward sends req to the active controller and relays the answer.
 func (b *Broker) forward(c *call, req kmsg.Request) { b.forwardThen(c, req, c.reply) }
 
-// forwardThen is forward with the controller's answer handed to answer,
-// which replies; a request that carries part of the client's (the rest
-// decided here) merges the two. The request travels in an Envelope with
+// forwardThen is forward with the controller's answer, or the error answer
+// given in its place, handed to answer, which replies; a request that
+// carries part of the client's (the rest decided here) merges the two. The request travels in an Envelope with
 // the client's principal and address (58_envelope.go), so the controller
 // authorizes it as the client.
 //
@@ -82,7 +82,7 @@ func (b *Broker) forwardThen(c *call, req kmsg.Request, answer func(kmsg.Respons
 			deadline, cancel := requestContext(timeoutMs)
 			defer cancel()
 			if !b.awaitController(deadline) {
-				c.reply(timedOutResponse(req, c.version))
+				answer(timedOutResponse(req, c.version))
 				return
 			}
 			wait = time.Duration(max(timeoutMs, 0))*time.Millisecond + forwardGraceMs*time.Millisecond
@@ -95,10 +95,10 @@ func (b *Broker) forwardThen(c *call, req kmsg.Request, answer func(kmsg.Respons
 			answer(resp)
 		case errors.Is(err, errEnvelope):
 			b.Logger.Warn("the active controller refused a forwarded request", "api", kmsg.NameForKey(req.Key()), "err", err)
-			c.reply(errorResponse(req, c.version, kerr.UnknownServerError.Code, kerr.UnknownServerError.Message))
+			answer(errorResponse(req, c.version, kerr.UnknownServerError.Code, kerr.UnknownServerError.Message))
 		default:
 			b.Logger.Warn("forwarding to the active controller timed out", "api", kmsg.NameForKey(req.Key()), "err", err)
-			c.reply(timedOutResponse(req, c.version))
+			answer(timedOutResponse(req, c.version))
 		}
 	}()
 }
