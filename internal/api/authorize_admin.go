@@ -25,16 +25,11 @@ func clusterDeniedResponse(req kmsg.Request, version int16) kmsg.Response {
 	code := kerr.ClusterAuthorizationFailed.Code
 	message := strptr(kerr.ClusterAuthorizationFailed.Message)
 	switch r := req.(type) {
-	case *kmsg.ElectLeadersRequest, *kmsg.AlterPartitionAssignmentsRequest:
+	case *kmsg.ElectLeadersRequest, *kmsg.AlterPartitionAssignmentsRequest,
+		*kmsg.ListPartitionReassignmentsRequest, *kmsg.DescribeQuorumRequest:
+		// Kafka's ControllerApis throws for these, and answers with the
+		// request's getErrorResponse.
 		return errorResponse(req, version, code, kerr.ClusterAuthorizationFailed.Message)
-	case *kmsg.ListPartitionReassignmentsRequest:
-		resp := kmsg.NewPtrListPartitionReassignmentsResponse()
-		resp.ErrorCode, resp.ErrorMessage = code, message
-		return resp
-	case *kmsg.DescribeQuorumRequest:
-		resp := kmsg.NewPtrDescribeQuorumResponse()
-		resp.ErrorCode, resp.ErrorMessage = code, message
-		return resp
 	case *kmsg.UpdateFeaturesRequest:
 		resp := kmsg.NewPtrUpdateFeaturesResponse()
 		resp.ErrorCode, resp.ErrorMessage = code, message

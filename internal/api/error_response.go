@@ -148,18 +148,7 @@ func errorResponse(req kmsg.Request, version int16, code int16, message string) 
 		}
 		return resp
 	case *kmsg.AlterClientQuotasRequest:
-		resp := kmsg.NewPtrAlterClientQuotasResponse()
-		for _, e := range r.Entries {
-			re := kmsg.NewAlterClientQuotasResponseEntry()
-			re.ErrorCode, re.ErrorMessage = code, strptr(message)
-			for _, en := range e.Entity {
-				ren := kmsg.NewAlterClientQuotasResponseEntryEntity()
-				ren.Type, ren.Name = en.Type, en.Name
-				re.Entity = append(re.Entity, ren)
-			}
-			resp.Entries = append(resp.Entries, re)
-		}
-		return resp
+		return alterClientQuotasError(r, code, message)
 	case *kmsg.AlterUserSCRAMCredentialsRequest:
 		// One result for each user named by a deletion or an upsertion.
 		resp := kmsg.NewPtrAlterUserSCRAMCredentialsResponse()
