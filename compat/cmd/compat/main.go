@@ -468,7 +468,7 @@ type samsaNode struct {
 }
 
 func startSamsa(ctx context.Context, tmp string) (*samsaNode, error) {
-	port, err := freePort()
+	port, err := netport.Free()
 	if err != nil {
 		return nil, err
 	}
@@ -497,7 +497,7 @@ func startSamsa(ctx context.Context, tmp string) (*samsaNode, error) {
 	}
 	// The metrics endpoint on a port of its own, so the suite runs beside
 	// other nodes on this host.
-	if metricsPort, err := freePort(); err == nil {
+	if metricsPort, err := netport.Free(); err == nil {
 		args = append(args, "--override", fmt.Sprintf("metrics.listener=127.0.0.1:%d", metricsPort))
 	}
 	for _, o := range securityOverrides {
@@ -604,8 +604,6 @@ func goBuild(out, pkg string) error {
 	}
 	return nil
 }
-
-func freePort() (int, error) { return netport.Free() }
 
 func renderText(m map[string]map[string]cell, cls, scs map[string]bool) string {
 	header := []string{"client"}

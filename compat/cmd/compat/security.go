@@ -12,6 +12,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/samsa-streaming/samsa/internal/netport"
 )
 
 // The security scenarios: each produces and consumes over one secured
@@ -68,7 +70,7 @@ func securitySetup(tmp string) (overrides []string, env []string, err error) {
 // and returns the listeners' specs and the drivers' address variables.
 func secureListenerSpecs() (specs []string, env []string, err error) {
 	for _, l := range secureListeners {
-		port, err := freePort()
+		port, err := netport.Free()
 		if err != nil {
 			return nil, nil, err
 		}
