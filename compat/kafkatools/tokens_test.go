@@ -87,7 +87,7 @@ func tokenRow(t *testing.T, out string) (tokenID, hmac string) {
 			continue
 		}
 		for _, row := range lines[i+1:] {
-			if fields := strings.Fields(row); len(fields) >= 2 && !strings.HasPrefix(fields[0], "-") {
+			if fields := strings.Fields(row); len(fields) >= 2 && strings.Trim(fields[0], "-") != "" {
 				return fields[0], fields[1]
 			}
 		}

@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"crypto/rand"
 	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -80,8 +79,7 @@ func (c *Controller) CreateACLs(ctx context.Context, bindings []authz.Binding) [
 			continue
 		}
 		existing[b] = true
-		var id metadata.UUID
-		_, _ = rand.Read(id[:])
+		id := metadata.RandomUUID()
 		recs = append(recs, &metadata.AccessControlEntryRecord{
 			ID: id, ResourceType: int8(b.ResourceType), ResourceName: b.ResourceName, PatternType: int8(b.PatternType),
 			Principal: b.Principal, Host: b.Host, Operation: int8(b.Operation), PermissionType: int8(b.Permission),

@@ -7,8 +7,6 @@ package controller
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
@@ -38,10 +36,8 @@ func (c *Controller) CreateDelegationToken(ctx context.Context, nowMs int64, lim
 	if create.MaxLifetimeMs > 0 {
 		maxLifetime = min(create.MaxLifetimeMs, maxLifetime)
 	}
-	var id [16]byte
-	_, _ = rand.Read(id[:])
 	token := metadata.DelegationToken{
-		TokenID: base64.RawURLEncoding.EncodeToString(id[:]), Owner: create.Owner, Requester: create.Requester,
+		TokenID: metadata.RandomUUID().String(), Owner: create.Owner, Requester: create.Requester,
 		Renewers: create.Renewers, IssueTimestamp: nowMs, MaxTimestamp: nowMs + maxLifetime,
 	}
 	token.ExpirationTimestamp = min(token.MaxTimestamp, nowMs+limits.RenewMs)

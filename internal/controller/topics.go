@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"slices"
@@ -170,8 +169,7 @@ func (c *Controller) planTopic(img *metadata.Image, t CreateTopic, created map[s
 		}
 		assignments = place(live, 0, partitions, factor)
 	}
-	var id metadata.UUID
-	_, _ = rand.Read(id[:])
+	id := metadata.RandomUUID()
 	recs := []metadata.Record{&metadata.TopicRecord{Name: t.Name, TopicID: id}}
 	for p, replicas := range assignments {
 		recs = append(recs, &metadata.PartitionRecord{

@@ -42,6 +42,7 @@
 package metadata
 
 import (
+	"crypto/rand"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
@@ -78,6 +79,21 @@ func (u UUID) String() string { return base64.RawURLEncoding.EncodeToString(u[:]
 
 // IsZero reports whether u is the zero UUID.
 func (u UUID) IsZero() bool { return u == UUID{} }
+
+// RandomUUID returns a random UUID Kafka's Uuid.randomUuid could return:
+// not one of the reserved ids (the zero UUID and the metadata topic's, whose
+// first 8 bytes are zero) and not printing with a leading "-", which
+// Kafka's command-line tools would take for an option (a topic id, a
+// delegation token id, a cluster id).
+func RandomUUID() UUID {
+	for {
+		var u UUID
+		_, _ = rand.Read(u[:]) // crypto/rand.Read never fails (Go 1.24+).
+		if [8]byte(u[:8]) != [8]byte{} && u.String()[0] != '-' {
+			return u
+		}
+	}
+}
 
 // MarshalText implements encoding.TextMarshaler.
 func (u UUID) MarshalText() ([]byte, error) { return []byte(u.String()), nil }

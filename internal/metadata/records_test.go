@@ -217,3 +217,23 @@ func TestImageReassignmentState(t *testing.T) {
 		t.Fatalf("completed partition %+v", p)
 	}
 }
+
+// TestRandomUUIDAsKafka: of 10,000 random UUIDs (about 156 of which a plain
+// random draw would print with a leading "-"), none prints with one, none
+// is reserved, and no two are equal.
+func TestRandomUUIDAsKafka(t *testing.T) {
+	seen := make(map[UUID]bool)
+	for range 10000 {
+		u := RandomUUID()
+		if s := u.String(); s[0] == '-' {
+			t.Fatalf("%s starts with '-'", s)
+		}
+		if [8]byte(u[:8]) == [8]byte{} {
+			t.Fatalf("%s is reserved", u)
+		}
+		if seen[u] {
+			t.Fatalf("%s drawn twice", u)
+		}
+		seen[u] = true
+	}
+}

@@ -5,8 +5,6 @@ package server
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -609,8 +607,4 @@ func (n *Node) topicConfig(img *metadata.Image, topic string) *config.TopicConfi
 	return &tc
 }
 
-func newClusterID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return base64.RawURLEncoding.EncodeToString(b[:])
-}
+func newClusterID() string { return metadata.RandomUUID().String() }
