@@ -51,7 +51,6 @@ type options struct {
 	profileDir        string
 	resultsDir        string
 	verbose           bool
-	warmMemory        bool
 	samsaOverrides    []string
 }
 
@@ -70,7 +69,6 @@ func defaultOptions() options {
 		workloadIDs:       "a,b,c,d,e,f,g,h,i,j,l,m",
 		targets:           []string{roleSamsa, roleKafka, roleKfake},
 		workDir:           os.TempDir(),
-		warmMemory:        true,
 	}
 }
 
@@ -86,7 +84,6 @@ func smokeOptions() options {
 	o.manyPartitionRate = 20
 	o.shareRecords = 3000
 	o.remoteBytes = 8e6
-	o.warmMemory = false
 	return o
 }
 
@@ -128,7 +125,6 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.profileDir, "profile", "", "write Samsa's CPU, alloc, mutex and block profiles per workload under this directory")
 	fs.StringVar(&o.resultsDir, "results", "", "write RESULTS.md and results.png into this directory")
 	fs.BoolVar(&o.verbose, "v", false, "print progress lines of every run")
-	fs.BoolVar(&o.warmMemory, "warm-memory", o.warmMemory, "touch the machine's free memory once before the first round (see memwarm_linux.go)")
 	fs.StringVar(&overrides, "samsa-override", "", "extra Samsa config overrides, key=value, comma-separated")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -227,13 +223,6 @@ func runWith(ctx context.Context, o *options, results *results, stdout, log io.W
 		if _, err := kafkaJars(); err != nil {
 			return err
 		}
-	}
-	if o.warmMemory {
-		touched, took, err := warmFreeMemory()
-		if err != nil {
-			return fmt.Errorf("warming free memory: %w", err)
-		}
-		fmt.Fprintf(log, "touched %.1f GiB of free memory in %s\n", float64(touched)/(1<<30), took.Round(time.Millisecond))
 	}
 	for round := range o.runs {
 		fmt.Fprintf(log, "round %d/%d: machine limits\n", round+1, o.runs)
