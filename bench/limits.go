@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime"
 	"time"
 
 	"github.com/samsa-streaming/samsa/internal/bench"
@@ -36,6 +37,12 @@ type machineLimits struct {
 	// can reach.
 	sustainedMBps float64
 	fdatasyncMBps float64
+	// storeMBps and storeCPUPerGB are the store probe's: what the least a
+	// broker does with a produced byte, reading it from a loopback
+	// connection and appending it to a file, costs in CPU seconds per GB
+	// (10^9 bytes). Every broker's CPU per GB in includes that much.
+	storeMBps     float64
+	storeCPUPerGB float64
 	roundTrip     bench.LatencySummary
 }
 
@@ -55,6 +62,9 @@ func measureLimits(workDir string, d, sustained time.Duration) (machineLimits, e
 	}
 	if l.fdatasyncMBps, err = fileWriteThroughput(workDir, d, true, limitFileBytesMax); err != nil {
 		return l, fmt.Errorf("file write with fdatasync: %w", err)
+	}
+	if l.storeMBps, l.storeCPUPerGB, err = storeThroughput(workDir, d); err != nil {
+		return l, fmt.Errorf("loopback to file: %w", err)
 	}
 	if l.sendfileMBps, err = sendfileThroughput(workDir, d); err != nil {
 		return l, fmt.Errorf("sendfile: %w", err)
@@ -165,6 +175,74 @@ func fileWriteThroughput(dir string, d time.Duration, sync bool, maxBytes int64)
 		}
 	}
 	return float64(total) / time.Since(start).Seconds() / 1e6, nil
+}
+
+// storeThroughput streams 1 MiB writes over one loopback connection for d
+// and appends what arrives to a new file, its reader locked to one OS
+// thread, and returns the rate the reader saw and the reader thread's CPU
+// seconds per GB: read(2) from the socket and write(2) into the page cache,
+// the copies every broker makes of every produced byte (more, in a virtual
+// machine that backs a page only when it is first touched). The file is
+// removed, its dirty pages unwritten, so the next probe or broker does not
+// wait for them.
+func storeThroughput(dir string, d time.Duration) (mbps, cpuPerGB float64, err error) {
+	f, err := os.CreateTemp(dir, "samsa-bench-store-")
+	if err != nil {
+		return 0, 0, err
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	client, server, err := loopbackPair()
+	if err != nil {
+		return 0, 0, err
+	}
+	defer server.Close()
+	go func() {
+		defer client.Close()
+		buf := make([]byte, limitChunkBytes)
+		deadline := time.Now().Add(d)
+		for time.Now().Before(deadline) {
+			if _, err := client.Write(buf); err != nil {
+				return
+			}
+		}
+	}()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	cpuBefore, err := threadCPU()
+	if err != nil {
+		return 0, 0, err
+	}
+	buf := make([]byte, limitChunkBytes)
+	var total int64
+	var first time.Time
+	for {
+		n, err := server.Read(buf)
+		if total == 0 && n > 0 {
+			first = time.Now()
+		}
+		if n > 0 {
+			if _, err := f.Write(buf[:n]); err != nil {
+				return 0, 0, err
+			}
+		}
+		total += int64(n)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return 0, 0, err
+		}
+	}
+	elapsed := time.Since(first)
+	cpuAfter, err := threadCPU()
+	if err != nil {
+		return 0, 0, err
+	}
+	if total == 0 || elapsed <= 0 {
+		return 0, 0, errors.New("nothing received")
+	}
+	return float64(total) / elapsed.Seconds() / 1e6, (cpuAfter - cpuBefore).Seconds() / (float64(total) / 1e9), nil
 }
 
 // sendfileThroughput writes a file into the page cache, then sends it over
