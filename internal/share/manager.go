@@ -3,6 +3,7 @@ package share
 import (
 	"slices"
 	"sync"
+	"sync/atomic"
 )
 
 // Key names one share-partition: a share group's view of one
@@ -37,6 +38,12 @@ type entry struct {
 		// partition is nil until the first use initialized it.
 		partition *Partition
 	}
+	// forgotten is set, under Manager.mu, when the entry leaves the map
+	// (a failed init, or Forget). A caller that looked it up before then
+	// must look again: initializing it would make a second share-partition
+	// of its key beside the one a new entry holds, and the two would hand
+	// out the same records.
+	forgotten atomic.Bool
 }
 
 // NewManager returns a manager with no share-partitions.
@@ -51,25 +58,43 @@ func NewManager() *Manager {
 // partition or an error code; an error code is returned without running
 // fn and nothing is kept.
 func (m *Manager) Do(key Key, init func() (*Partition, int16), fn func(p *Partition)) int16 {
+	for {
+		if code, ok := m.doOn(key, m.entry(key), init, fn); ok {
+			return code
+		}
+	}
+}
+
+// entry returns key's entry, adding an empty one when there is none.
+func (m *Manager) entry(key Key) *entry {
 	m.mu.Lock()
+	defer m.mu.Unlock()
 	e := m.mu.partitions[key]
 	if e == nil {
 		e = &entry{}
 		m.mu.partitions[key] = e
 	}
-	m.mu.Unlock()
+	return e
+}
+
+// doOn is Do on e, key's entry when the caller looked it up. ok is false,
+// and nothing ran, when e was forgotten since.
+func (m *Manager) doOn(key Key, e *entry, init func() (*Partition, int16), fn func(p *Partition)) (code int16, ok bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if e.forgotten.Load() {
+		return 0, false
+	}
 	if e.mu.partition == nil {
 		p, code := init()
 		if code != 0 {
 			m.forgetIfEmpty(key, e)
-			return code
+			return code, true
 		}
 		e.mu.partition = p
 	}
 	fn(e.mu.partition)
-	return 0
+	return 0, true
 }
 
 // Peek runs fn on the share-partition of key if it exists, and reports
@@ -83,7 +108,7 @@ func (m *Manager) Peek(key Key, fn func(p *Partition)) bool {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.mu.partition == nil {
+	if e.mu.partition == nil || e.forgotten.Load() {
 		return false
 	}
 	fn(e.mu.partition)
@@ -93,6 +118,7 @@ func (m *Manager) Peek(key Key, fn func(p *Partition)) bool {
 func (m *Manager) forgetIfEmpty(key Key, e *entry) {
 	m.mu.Lock()
 	if m.mu.partitions[key] == e {
+		e.forgotten.Store(true)
 		delete(m.mu.partitions, key)
 	}
 	m.mu.Unlock()
@@ -131,8 +157,9 @@ func compareKeys(a, b Key) int {
 func (m *Manager) Forget(match func(Key) bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for k := range m.mu.partitions {
+	for k, e := range m.mu.partitions {
 		if match(k) {
+			e.forgotten.Store(true)
 			delete(m.mu.partitions, k)
 		}
 	}
