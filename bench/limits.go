@@ -107,43 +107,52 @@ func loopbackThroughput(d time.Duration) (float64, error) {
 		return 0, err
 	}
 	defer server.Close()
-	go func() {
-		defer client.Close()
-		buf := make([]byte, limitChunkBytes)
-		deadline := time.Now().Add(d)
-		for time.Now().Before(deadline) {
-			if _, err := client.Write(buf); err != nil {
-				return
-			}
-		}
-	}()
-	return readAll(server)
+	go sendFor(client, d)
+	mbps, _, err := readAll(server, nil)
+	return mbps, err
 }
 
-// readAll drains conn until EOF and returns the rate in MB/s from the first
-// byte to the last.
-func readAll(conn net.Conn) (float64, error) {
+// sendFor writes 1 MiB chunks to conn for d, then closes it.
+func sendFor(conn net.Conn, d time.Duration) {
+	defer conn.Close()
 	buf := make([]byte, limitChunkBytes)
-	var total int64
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if _, err := conn.Write(buf); err != nil {
+			return
+		}
+	}
+}
+
+// readAll drains conn until EOF, handing every read to sink unless it is
+// nil, and returns the rate in MB/s from the first byte to the last and the
+// bytes read.
+func readAll(conn net.Conn, sink func([]byte) error) (mbps float64, total int64, err error) {
+	buf := make([]byte, limitChunkBytes)
 	var first time.Time
 	for {
 		n, err := conn.Read(buf)
 		if total == 0 && n > 0 {
 			first = time.Now()
 		}
+		if n > 0 && sink != nil {
+			if err := sink(buf[:n]); err != nil {
+				return 0, total, err
+			}
+		}
 		total += int64(n)
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return 0, err
+			return 0, total, err
 		}
 	}
 	elapsed := time.Since(first)
 	if total == 0 || elapsed <= 0 {
-		return 0, errors.New("nothing received")
+		return 0, total, errors.New("nothing received")
 	}
-	return float64(total) / elapsed.Seconds() / 1e6, nil
+	return float64(total) / elapsed.Seconds() / 1e6, total, nil
 }
 
 // fileWriteThroughput writes 1 MiB chunks sequentially to a new file for d
@@ -197,52 +206,25 @@ func storeThroughput(dir string, d time.Duration) (mbps, cpuPerGB float64, err e
 		return 0, 0, err
 	}
 	defer server.Close()
-	go func() {
-		defer client.Close()
-		buf := make([]byte, limitChunkBytes)
-		deadline := time.Now().Add(d)
-		for time.Now().Before(deadline) {
-			if _, err := client.Write(buf); err != nil {
-				return
-			}
-		}
-	}()
+	go sendFor(client, d)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	cpuBefore, err := threadCPU()
 	if err != nil {
 		return 0, 0, err
 	}
-	buf := make([]byte, limitChunkBytes)
-	var total int64
-	var first time.Time
-	for {
-		n, err := server.Read(buf)
-		if total == 0 && n > 0 {
-			first = time.Now()
-		}
-		if n > 0 {
-			if _, err := f.Write(buf[:n]); err != nil {
-				return 0, 0, err
-			}
-		}
-		total += int64(n)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return 0, 0, err
-		}
+	mbps, total, err := readAll(server, func(b []byte) error {
+		_, err := f.Write(b)
+		return err
+	})
+	if err != nil {
+		return 0, 0, err
 	}
-	elapsed := time.Since(first)
 	cpuAfter, err := threadCPU()
 	if err != nil {
 		return 0, 0, err
 	}
-	if total == 0 || elapsed <= 0 {
-		return 0, 0, errors.New("nothing received")
-	}
-	return float64(total) / elapsed.Seconds() / 1e6, (cpuAfter - cpuBefore).Seconds() / (float64(total) / 1e9), nil
+	return mbps, (cpuAfter - cpuBefore).Seconds() / (float64(total) / 1e9), nil
 }
 
 // sendfileThroughput writes a file into the page cache, then sends it over
@@ -278,7 +260,8 @@ func sendfileThroughput(dir string, d time.Duration) (float64, error) {
 			}
 		}
 	}()
-	return readAll(server)
+	mbps, _, err := readAll(server, nil)
+	return mbps, err
 }
 
 // loopbackRoundTrip bounces a message of size bytes over loopback for d and
