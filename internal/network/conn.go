@@ -162,6 +162,13 @@ func (c *connection) readLoop() {
 		if reserved, ok = c.awaitReadAheadRoom(reader); !ok {
 			return
 		}
+		// The frame is read ahead when a request before it has not had
+		// its response written: the same test, on the same in-flight
+		// tokens, that decided its read-ahead reservation, so that every
+		// pooled frame counted read ahead holds its share of the budget.
+		// Only this reader adds tokens, so the answer cannot turn true
+		// until the frame is read.
+		readAhead := reserved > 0 || c.hasUnanswered()
 		select {
 		case c.inFlight <- struct{}{}:
 		case <-c.closed:
@@ -244,6 +251,7 @@ func (c *connection) readLoop() {
 			timings:       RequestTimings{Received: received},
 			frame:         pooled,
 			pipelined:     s.isPipelined(header.APIKey),
+			readAhead:     readAhead,
 			queuedBytes:   queuedBytes,
 		}
 		if pooled != nil {
@@ -337,7 +345,7 @@ func (c *connection) addPending(req *Request) bool {
 			c.mu.Unlock()
 			return false
 		}
-		if first && c.mu.unanswered > 0 {
+		if first && req.readAhead {
 			c.server.counters.requestsReadAhead.Add(1)
 		}
 		if !ordered || c.mu.holding == 0 && (req.pipelined || c.mu.unanswered == 0) {

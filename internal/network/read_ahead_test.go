@@ -45,7 +45,12 @@ func TestReadAheadWaitsForBudget(t *testing.T) {
 	client.send(pipelinedKey, 3, 3, []byte("p3"))
 	client.send(pipelinedKey, 3, 4, []byte("p4"))
 	third := handler.next(t)
-	waitFor(t, "request 4 read ahead", func() bool { return s.Stats().RequestsReceived == 4 })
+	// A frame is counted received once its header parses and read ahead
+	// a moment later, once it is queued behind request 3: wait for both.
+	waitFor(t, "request 4 read ahead", func() bool {
+		st := s.Stats()
+		return st.RequestsReceived == 4 && st.RequestsReadAhead >= 1
+	})
 	// Request 4 is read ahead of request 3. Request 3 is too when it came in
 	// the moment between request 2's response going out and the writer
 	// recording it as answered; either way each frame read ahead holds its

@@ -52,6 +52,9 @@ type Request struct {
 	taggedFields bool
 	// pipelined is set for the API keys in Config.PipelinedAPIKeys.
 	pipelined bool
+	// readAhead is set when the request was read before an earlier one of
+	// its connection had its response written.
+	readAhead bool
 	// turnHolds counts what a pipelined request handed on in an ordered
 	// server still waits for before the next request of its connection may
 	// be handed on: Handle to return, Respond to be called (see
