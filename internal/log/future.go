@@ -41,7 +41,7 @@ const (
 
 // suffixedDirName is a new name for a future (or deleted) partition dir.
 func suffixedDirName(tp TopicPartition, suffix string) string {
-	id := randomUUID()
+	id := RandomUUID()
 	return tp.String() + "." + hex.EncodeToString(id[:]) + suffix
 }
 

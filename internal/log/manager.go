@@ -151,7 +151,7 @@ func NewManager(fsys vfs.FS, dirs []string, opts ManagerOptions) (*Manager, erro
 		meta, err := ReadMetaProperties(fsys, dir)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
-			meta = MetaProperties{Version: 1, ClusterID: opts.ClusterID, NodeID: opts.NodeID, DirectoryID: randomUUID()}
+			meta = MetaProperties{Version: 1, ClusterID: opts.ClusterID, NodeID: opts.NodeID, DirectoryID: RandomUUID()}
 			if err := WriteMetaProperties(fsys, dir, meta, opts.Clock()); err != nil {
 				return nil, err
 			}
@@ -323,7 +323,7 @@ func (m *Manager) Create(tp TopicPartition, topicID [16]byte, cfg Config) (*Log,
 	if !fresh {
 		if old, err := ReadPartitionMetadata(m.fs, path); err == nil && old != topicID {
 			m.logger.Warn("partition dir belongs to an older topic; deleting it", "path", path, "topic_id", EncodeUUID(old))
-			id := randomUUID()
+			id := RandomUUID()
 			stale := filepath.Join(logDir, tp.String()+"."+hex.EncodeToString(id[:])+"-delete")
 			if err := m.fs.Rename(path, stale); err != nil {
 				return nil, storageError("rename stale partition dir", err)
@@ -387,7 +387,7 @@ func (m *Manager) Delete(tp TopicPartition) error {
 		return nil
 	}
 	delete(m.mu.logs, tp)
-	id := randomUUID()
+	id := RandomUUID()
 	path := filepath.Join(ml.logDir, tp.String()+"."+hex.EncodeToString(id[:])+"-delete")
 	if err := m.fs.Rename(ml.log.Dir(), path); err != nil {
 		ml.log.Close()

@@ -41,10 +41,12 @@ func DecodeUUID(s string) ([16]byte, error) {
 	return id, nil
 }
 
-// randomUUID returns a random Uuid Kafka would accept as a directory id: not
-// one of the reserved ids (first 8 bytes zero) and not printing with a
-// leading "-".
-func randomUUID() [16]byte {
+// RandomUUID returns a random Uuid as Kafka's Uuid.randomUuid draws one:
+// not one of the reserved ids (first 8 bytes zero: the zero Uuid and the
+// metadata topic's) and not printing with a leading "-", which Kafka's
+// command-line tools would take for an option. Directory ids, topic ids,
+// delegation token ids and the cluster id are all drawn so.
+func RandomUUID() [16]byte {
 	for {
 		var id [16]byte
 		rand.Read(id[:])

@@ -42,12 +42,13 @@
 package metadata
 
 import (
-	"crypto/rand"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/samsa-streaming/samsa/internal/log"
 )
 
 // RecordType identifies a metadata record's schema. The numbers follow
@@ -80,20 +81,10 @@ func (u UUID) String() string { return base64.RawURLEncoding.EncodeToString(u[:]
 // IsZero reports whether u is the zero UUID.
 func (u UUID) IsZero() bool { return u == UUID{} }
 
-// RandomUUID returns a random UUID Kafka's Uuid.randomUuid could return:
-// not one of the reserved ids (the zero UUID and the metadata topic's, whose
-// first 8 bytes are zero) and not printing with a leading "-", which
-// Kafka's command-line tools would take for an option (a topic id, a
-// delegation token id, a cluster id).
-func RandomUUID() UUID {
-	for {
-		var u UUID
-		_, _ = rand.Read(u[:]) // crypto/rand.Read never fails (Go 1.24+).
-		if [8]byte(u[:8]) != [8]byte{} && u.String()[0] != '-' {
-			return u
-		}
-	}
-}
+// RandomUUID is log.RandomUUID as a UUID: a random id as Kafka's
+// Uuid.randomUuid draws one, never reserved and never printing with a
+// leading "-".
+func RandomUUID() UUID { return UUID(log.RandomUUID()) }
 
 // MarshalText implements encoding.TextMarshaler.
 func (u UUID) MarshalText() ([]byte, error) { return []byte(u.String()), nil }
