@@ -239,6 +239,9 @@ func (c *connection) readLoop() {
 			return
 		}
 		s.counters.requestsReceived.Add(1)
+		if readAhead {
+			s.counters.requestsReadAhead.Add(1)
+		}
 		req := &Request{
 			APIKey:        header.APIKey,
 			APIVersion:    header.APIVersion,
@@ -339,14 +342,11 @@ func (c *connection) stopReading() {
 // when every earlier one has been answered; otherwise at once.
 func (c *connection) addPending(req *Request) bool {
 	ordered := c.server.ordered
-	for first := true; ; first = false {
+	for {
 		c.mu.Lock()
 		if c.mu.closed {
 			c.mu.Unlock()
 			return false
-		}
-		if first && req.readAhead {
-			c.server.counters.requestsReadAhead.Add(1)
 		}
 		if !ordered || c.mu.holding == 0 && (req.pipelined || c.mu.unanswered == 0) {
 			// A request read ahead while the one before it was throttled

@@ -93,8 +93,8 @@ type Stats struct {
 	// truncation, malformed header).
 	RequestsReceived uint64
 	RequestsRejected uint64
-	// RequestsReadAhead counts requests read while an earlier request of
-	// their connection was still unanswered (pipelining).
+	// RequestsReadAhead counts requests read before an earlier request of
+	// their connection had its response written (pipelining).
 	RequestsReadAhead uint64
 	// ReadAheadWaits counts frames a connection waited to read, with its
 	// earlier requests unanswered, because the read-ahead budget was spent.

@@ -45,16 +45,14 @@ func TestReadAheadWaitsForBudget(t *testing.T) {
 	client.send(pipelinedKey, 3, 3, []byte("p3"))
 	client.send(pipelinedKey, 3, 4, []byte("p4"))
 	third := handler.next(t)
-	// A frame is counted received once its header parses and read ahead
-	// a moment later, once it is queued behind request 3: wait for both.
+	// The two counts are raised one after the other: wait for both.
 	waitFor(t, "request 4 read ahead", func() bool {
 		st := s.Stats()
 		return st.RequestsReceived == 4 && st.RequestsReadAhead >= 1
 	})
 	// Request 4 is read ahead of request 3. Request 3 is too when it came in
-	// the moment between request 2's response going out and the writer
-	// recording it as answered; either way each frame read ahead holds its
-	// share of the budget and nothing else does.
+	// before request 2's response had been written; either way each frame
+	// read ahead holds its share of the budget and nothing else does.
 	readAhead := s.Stats().RequestsReadAhead
 	if readAhead < 1 || readAhead > 2 {
 		t.Fatalf("%d requests read ahead of 3 and 4, want request 4 (and perhaps 3)", readAhead)
